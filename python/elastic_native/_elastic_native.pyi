@@ -1,0 +1,20 @@
+from typing import final
+
+TABLES_FINGERPRINT: str
+TABLE_LENGTH: int
+MAX_BATCH_ROWS: int
+__version__: str
+
+@final
+class ResortGenerator:
+    """Deterministic resort sales for one worker, generated and written as NDJSON."""
+
+    def __new__(
+        cls, run_id: str, worker_id: int, *, start_seq: int | None = None
+    ) -> ResortGenerator: ...
+    @property
+    def seq(self) -> int:
+        """The sequence number of the next row."""
+
+    def next_batch(self, n: int, sale_time_us: int) -> bytes:
+        """The next ``n`` rows stamped ``sale_time_us`` (Unix epoch microseconds), as NDJSON."""

@@ -1,0 +1,76 @@
+//! The one error type, and its one conversion to Python exceptions.
+
+use std::fmt;
+
+use crate::tables::MAX_SEQ;
+
+/// Bad input to the generator. Every variant names the argument at fault, with the
+/// same wording as the Python path's errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GenError {
+    /// An integer argument outside its documented range.
+    OutOfRange {
+        arg: &'static str,
+        value: i128,
+        min: i128,
+        max: i128,
+    },
+    /// `n` more rows would carry the sequence number past `MAX_SEQ`.
+    SeqExhausted { n: u64, seq: u64 },
+    /// The run id has more characters than `MAX_RUN_ID_CHARS`.
+    RunIdTooLong { chars: usize, max: usize },
+    /// The output buffer is not the size the batch plan promised (a caller bug).
+    BufferSize { expected: usize, got: usize },
+}
+
+impl fmt::Display for GenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenError::OutOfRange {
+                arg,
+                value,
+                min,
+                max,
+            } => write!(f, "{arg} must be between {min} and {max}, got {value}"),
+            GenError::SeqExhausted { n, seq } => write!(
+                f,
+                "n={n} would carry seq past {MAX_SEQ} (next seq is {seq})"
+            ),
+            GenError::RunIdTooLong { chars, max } => {
+                write!(f, "run_id must be at most {max} characters, got {chars}")
+            }
+            GenError::BufferSize { expected, got } => write!(
+                f,
+                "output buffer holds {got} bytes but the batch needs {expected}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GenError {}
+
+/// Checks `value` lies in `min..=max`, naming `arg` when it does not.
+pub fn check_range(arg: &'static str, value: i128, min: i128, max: i128) -> Result<(), GenError> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(GenError::OutOfRange {
+            arg,
+            value,
+            min,
+            max,
+        })
+    }
+}
+
+#[cfg(feature = "python")]
+impl From<GenError> for pyo3::PyErr {
+    fn from(err: GenError) -> Self {
+        match err {
+            GenError::BufferSize { .. } => {
+                pyo3::exceptions::PyRuntimeError::new_err(err.to_string())
+            }
+            _ => pyo3::exceptions::PyValueError::new_err(err.to_string()),
+        }
+    }
+}

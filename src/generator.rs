@@ -1,0 +1,192 @@
+//! `ResortGenerator`: one worker's rows, written straight to NDJSON.
+//!
+//! Row `seq` replays table entry `(worker_id * WORKER_STRIDE + seq) % TABLE_LENGTH`
+//! and is laid out as
+//!
+//! ```text
+//! {"TXID":"<run_id>-<worker_id>-  <seq>  ","RESORT":...,"SALE_TIME":  "<time>","RUN_ID":"<run_id>","WORKER_ID":<w>}\n
+//! '---------- head (per generator) '----' '--- fragment (per entry) -' '------------- tail (per batch) ---------------'
+//! ```
+//!
+//! so writing a row is one integer to decimal and three copies.
+
+use crate::error::{check_range, GenError};
+use crate::fragments::Fragments;
+use crate::sale_time::write_sale_time;
+use crate::tables::{
+    MAX_BATCH_ROWS, MAX_RUN_ID_CHARS, MAX_SEQ, MAX_WORKER_ID, ROW_END, RUN_ID_KEY, TABLE_LENGTH,
+    TXID_KEY, TXID_SEPARATOR, WORKER_ID_KEY, WORKER_STRIDE,
+};
+
+#[derive(Debug, Clone)]
+pub struct ResortGenerator {
+    /// `{"TXID":"<run_id>-<worker_id>-`
+    head: Vec<u8>,
+    /// `,"RUN_ID":"<run_id>","WORKER_ID":<worker_id>}\n`
+    tail_after_time: Vec<u8>,
+    offset: usize,
+    seq: u64,
+}
+
+/// A validated batch, ready to write: its exact size is known before any byte is.
+#[derive(Debug, Clone)]
+pub struct BatchPlan {
+    n: u64,
+    start_seq: u64,
+    /// The tail of every row in this batch, followed by the head of the next row.
+    tail_head: Vec<u8>,
+    len: usize,
+}
+
+impl BatchPlan {
+    /// Bytes the batch takes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// `s` as a JSON string, quotes included, escaped as msgspec escapes it.
+fn json_string(s: &str) -> Vec<u8> {
+    // Serialising a &str to a Vec cannot fail.
+    serde_json::to_vec(s).unwrap_or_default()
+}
+
+/// Decimal digits in `v`.
+fn digits(v: u64) -> u64 {
+    itoa::Buffer::new().format(v).len() as u64
+}
+
+/// Total decimal digits of every integer in `from..from + n`.
+fn digits_in_range(from: u64, n: u64) -> u64 {
+    let end = u128::from(from) + u128::from(n);
+    let (mut lo, mut width) = (u128::from(from), digits(from));
+    let mut total = 0u64;
+    while lo < end {
+        let next_width_at = 10u128.pow(width as u32);
+        let hi = end.min(next_width_at);
+        total += (hi - lo) as u64 * width;
+        lo = hi;
+        width += 1;
+    }
+    total
+}
+
+impl ResortGenerator {
+    pub fn new(run_id: &str, worker_id: u64, start_seq: u64) -> Result<Self, GenError> {
+        let chars = run_id.chars().count();
+        if chars > MAX_RUN_ID_CHARS {
+            return Err(GenError::RunIdTooLong {
+                chars,
+                max: MAX_RUN_ID_CHARS,
+            });
+        }
+        check_range("worker_id", worker_id.into(), 0, MAX_WORKER_ID.into())?;
+        check_range("start_seq", start_seq.into(), 0, MAX_SEQ.into())?;
+
+        let run_id_json = json_string(run_id);
+        let escaped = &run_id_json[1..run_id_json.len() - 1];
+        let mut worker = itoa::Buffer::new();
+        let worker = worker.format(worker_id).as_bytes();
+
+        let mut head = Vec::new();
+        head.extend_from_slice(TXID_KEY.as_bytes());
+        head.push(b'"');
+        head.extend_from_slice(escaped);
+        head.extend_from_slice(TXID_SEPARATOR.as_bytes());
+        head.extend_from_slice(worker);
+        head.extend_from_slice(TXID_SEPARATOR.as_bytes());
+
+        let mut tail_after_time = Vec::new();
+        tail_after_time.extend_from_slice(RUN_ID_KEY.as_bytes());
+        tail_after_time.extend_from_slice(&run_id_json);
+        tail_after_time.extend_from_slice(WORKER_ID_KEY.as_bytes());
+        tail_after_time.extend_from_slice(worker);
+        tail_after_time.extend_from_slice(ROW_END.as_bytes());
+
+        let offset = (worker_id * WORKER_STRIDE % TABLE_LENGTH as u64) as usize;
+        Ok(ResortGenerator {
+            head,
+            tail_after_time,
+            offset,
+            seq: start_seq,
+        })
+    }
+
+    /// The sequence number of the next row.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Validates a batch of `n` rows stamped `sale_time_us` and sizes it exactly.
+    pub fn plan(&self, n: u64, sale_time_us: i64) -> Result<BatchPlan, GenError> {
+        check_range("n", n.into(), 0, MAX_BATCH_ROWS.into())?;
+        let mut tail_head = Vec::new();
+        write_sale_time(sale_time_us, &mut tail_head)?;
+        if n > (MAX_SEQ + 1) - self.seq {
+            return Err(GenError::SeqExhausted { n, seq: self.seq });
+        }
+        tail_head.extend_from_slice(&self.tail_after_time);
+        let per_row = (self.head.len() + tail_head.len()) as u64;
+        let start = (self.offset as u64 + self.seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH;
+        let len = n * per_row + digits_in_range(self.seq, n) + Fragments::get().span_len(start, n);
+        tail_head.extend_from_slice(&self.head);
+        Ok(BatchPlan {
+            n,
+            start_seq: self.seq,
+            tail_head,
+            len: len as usize,
+        })
+    }
+
+    /// Writes the planned batch into `out`, which must be exactly `plan.len()` bytes,
+    /// and advances `seq`. The plan must come from this generator's current state.
+    pub fn write(&mut self, plan: &BatchPlan, out: &mut [u8]) -> Result<(), GenError> {
+        if out.len() != plan.len || plan.start_seq != self.seq {
+            return Err(GenError::BufferSize {
+                expected: plan.len,
+                got: out.len(),
+            });
+        }
+        if plan.n == 0 {
+            return Ok(());
+        }
+        let fragments = Fragments::get();
+        let tail_len = plan.tail_head.len() - self.head.len();
+        let mut idx =
+            (self.offset as u64 + plan.start_seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH;
+        let mut pos = 0;
+        let mut put = |src: &[u8]| {
+            out[pos..pos + src.len()].copy_from_slice(src);
+            pos += src.len();
+        };
+        put(&self.head);
+        let mut digits = itoa::Buffer::new();
+        let last = plan.start_seq + (plan.n - 1);
+        for seq in plan.start_seq..last {
+            put(digits.format(seq).as_bytes());
+            put(fragments.fragment(idx));
+            put(&plan.tail_head);
+            idx += 1;
+            if idx == TABLE_LENGTH {
+                idx = 0;
+            }
+        }
+        put(digits.format(last).as_bytes());
+        put(fragments.fragment(idx));
+        put(&plan.tail_head[..tail_len]);
+        self.seq = last.wrapping_add(1);
+        Ok(())
+    }
+
+    /// The next `n` rows stamped `sale_time_us`, as NDJSON.
+    pub fn next_batch(&mut self, n: u64, sale_time_us: i64) -> Result<Vec<u8>, GenError> {
+        let plan = self.plan(n, sale_time_us)?;
+        let mut out = vec![0u8; plan.len()];
+        self.write(&plan, &mut out)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,130 @@
+//! The PyO3 binding: argument extraction with the Python path's exception classes,
+//! one GIL release per batch, and the module's contents.
+
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyUnicodeEncodeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+use crate::error::check_range;
+use crate::generator;
+use crate::tables;
+
+/// Extracts an int argument in `min..=max`: `TypeError` for a non-int, `ValueError`
+/// naming `name` for any int outside the range (however large).
+fn int_arg(obj: &Bound<'_, PyAny>, name: &'static str, min: i128, max: i128) -> PyResult<i128> {
+    match obj.extract::<i64>() {
+        Ok(v) => {
+            check_range(name, v.into(), min, max)?;
+            Ok(v.into())
+        }
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Err(PyValueError::new_err(
+            format!("{name} must be between {min} and {max}, got {}", obj.str()?),
+        )),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{name} must be an int, got {}",
+            obj.get_type().name()?
+        ))),
+    }
+}
+
+/// The run id as UTF-8. A lone surrogate raises `UnicodeEncodeError` (as msgspec
+/// does), its reason prefixed with the argument's name.
+fn run_id_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, str>> {
+    let py = obj.py();
+    let s = obj.cast::<PyString>().map_err(|_| {
+        let type_name = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        PyTypeError::new_err(format!("run_id must be a str, got {type_name}"))
+    })?;
+    match s.to_cow() {
+        Ok(v) => Ok(v),
+        Err(err) if err.is_instance_of::<PyUnicodeEncodeError>(py) => {
+            let e = err.value(py);
+            let reason = format!("run_id: {}", e.getattr("reason")?);
+            let renamed = py.get_type::<PyUnicodeEncodeError>().call1((
+                e.getattr("encoding")?,
+                e.getattr("object")?,
+                e.getattr("start")?,
+                e.getattr("end")?,
+                reason,
+            ))?;
+            Err(PyErr::from_value(renamed))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Deterministic resort sales for one worker, generated and written as NDJSON.
+///
+/// `next_batch` returns exactly what `elastic_channels.resort_sales.ResortGenerator`
+/// returns for the same arguments and the same prior calls.
+#[pyclass(module = "elastic_native._elastic_native", name = "ResortGenerator")]
+pub struct ResortGenerator {
+    inner: generator::ResortGenerator,
+}
+
+#[pymethods]
+impl ResortGenerator {
+    #[new]
+    #[pyo3(signature = (run_id, worker_id, *, start_seq = None))]
+    fn new(
+        run_id: &Bound<'_, PyAny>,
+        worker_id: &Bound<'_, PyAny>,
+        start_seq: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let run_id = run_id_arg(run_id)?;
+        let worker_id = int_arg(worker_id, "worker_id", 0, tables::MAX_WORKER_ID.into())?;
+        let start_seq = match start_seq {
+            Some(obj) => int_arg(obj, "start_seq", 0, tables::MAX_SEQ.into())?,
+            None => 0,
+        };
+        let inner = generator::ResortGenerator::new(&run_id, worker_id as u64, start_seq as u64)?;
+        Ok(ResortGenerator { inner })
+    }
+
+    /// The sequence number of the next row.
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.inner.seq()
+    }
+
+    /// The next `n` rows, all stamped `sale_time_us` (Unix epoch microseconds), as
+    /// NDJSON bytes. The GIL is released while the rows are written.
+    fn next_batch<'py>(
+        &mut self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+        sale_time_us: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let n = int_arg(n, "n", 0, tables::MAX_BATCH_ROWS.into())?;
+        let sale_time_us = int_arg(
+            sale_time_us,
+            "sale_time_us",
+            tables::MIN_SALE_TIME_US.into(),
+            tables::MAX_SALE_TIME_US.into(),
+        )?;
+        let plan = self.inner.plan(n as u64, sale_time_us as i64)?;
+        let inner = &mut self.inner;
+        // The new bytes object is not reachable from Python until this returns, so
+        // writing into it with the GIL released is safe.
+        PyBytes::new_with(py, plan.len(), |buf| {
+            py.detach(|| inner.write(&plan, buf)).map_err(PyErr::from)
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<elastic_native.ResortGenerator seq={}>", self.inner.seq())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ResortGenerator>()?;
+    m.add("TABLES_FINGERPRINT", tables::FINGERPRINT)?;
+    m.add("TABLE_LENGTH", tables::TABLE_LENGTH)?;
+    m.add("MAX_BATCH_ROWS", tables::MAX_BATCH_ROWS)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
