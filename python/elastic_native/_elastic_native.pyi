@@ -1,5 +1,7 @@
 from typing import final
 
+__all__ = ["MAX_BATCH_ROWS", "TABLES_FINGERPRINT", "TABLE_LENGTH", "ResortGenerator", "__version__"]
+
 TABLES_FINGERPRINT: str
 TABLE_LENGTH: int
 MAX_BATCH_ROWS: int

@@ -1,0 +1,82 @@
+"""The client-only benchmark, run for real as a user would, on both paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def _native_available() -> bool:
+    try:
+        import elastic_native  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+ENCODERS = [
+    pytest.param(
+        "native",
+        marks=pytest.mark.skipif(
+            not _native_available() and os.environ.get("CI") != "true",
+            reason="elastic_native is not built",
+        ),
+    ),
+    "python",
+]
+
+
+def bench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "elastic_channels.benchmark_client_cpu", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_two_workers_hit_the_paced_rate_and_report(encoder: str) -> None:
+    proc = bench(
+        "--workers", "2", "--aggregate-mbps", "20", "--duration-seconds", "2.5",
+        "--encoder", encoder, "--batch-bytes", "200000", "--run-id", "bench-test", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    workers = result["workers"]
+    assert [w["worker_id"] for w in workers] == [0, 1]
+    assert {w["backend"] for w in workers} == {encoder}
+    total = result["total"]
+    assert total["rows"] == sum(w["rows"] for w in workers) > 0
+    # Paced: each worker's share, 10 MB/s, within 10% on a shared 2-core machine.
+    for w in workers:
+        assert w["mb_per_s"] == pytest.approx(10.0, rel=0.10)
+        assert 250 <= w["avg_row_bytes"] <= 310
+        assert w["peak_rss_mib"] > 0 and w["cpu_pct"] > 0
+    # The table is printed, one line per worker plus the total, and progress goes
+    # to stderr while it runs, with the path in use.
+    assert "MB/s" in proc.stdout and "total" in proc.stdout
+    assert f"{encoder} path" in proc.stderr
+    assert "rows/s" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--workers", "0"), ("--aggregate-mbps", "-5"), ("--duration-seconds", "0")],
+)
+def test_bad_arguments_name_the_flag(flag: str, value: str) -> None:
+    proc = bench(flag, value)
+    assert proc.returncode == 2
+    assert flag in proc.stderr
+
+
+def test_help_explains_the_flags() -> None:
+    proc = bench("--help")
+    assert proc.returncode == 0
+    for flag in ("--workers", "--aggregate-mbps", "--duration-seconds", "--encoder"):
+        assert flag in proc.stdout

@@ -1,0 +1,83 @@
+"""The pacer, driven by a fake clock: exact long-run rate, bounded catch-up."""
+
+from __future__ import annotations
+
+import pytest
+
+from elastic_channels.pacing import Pacer
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds > 0
+        self.now += seconds
+        self.slept += seconds
+
+
+def drive(pacer: Pacer, clock: FakeClock, batch: int, seconds: float, work_s: float = 0.0) -> int:
+    """Send batches until `seconds` of fake time pass; returns bytes sent."""
+    start, sent = clock.now, 0
+    while True:
+        pacer.acquire(batch)
+        if clock.now - start >= seconds:
+            return sent
+        sent += batch
+        clock.now += work_s  # time spent making the batch
+
+
+@pytest.mark.parametrize("rate", [1e6, 92e6, 300e6])
+@pytest.mark.parametrize("work_s", [0.0, 0.002])
+def test_rate_holds_within_2_percent_over_60s(rate: float, work_s: float) -> None:
+    clock = FakeClock()
+    pacer = Pacer(rate, clock=clock, sleep=clock.sleep)
+    sent = drive(pacer, clock, batch=1_000_000, seconds=60.0, work_s=work_s)
+    assert sent / 60.0 == pytest.approx(rate, rel=0.02)
+
+
+def test_oversleeping_is_paid_back() -> None:
+    clock = FakeClock()
+
+    def late_sleep(seconds: float) -> None:  # every sleep overshoots by 3 ms
+        clock.sleep(seconds + 0.003)
+
+    pacer = Pacer(50e6, clock=clock, sleep=late_sleep)
+    sent = drive(pacer, clock, batch=500_000, seconds=60.0)
+    assert sent / 60.0 == pytest.approx(50e6, rel=0.02)
+
+
+def test_a_stall_allows_only_a_bounded_burst() -> None:
+    clock = FakeClock()
+    pacer = Pacer(10e6, burst_seconds=0.25, clock=clock, sleep=clock.sleep)
+    pacer.acquire(1_000_000)
+    clock.now += 30.0  # the caller stalled for 30 s
+    free = 0
+    while pacer.delay(100_000) == 0:
+        free += 100_000
+    # At most a quarter second of traffic (plus the booking in hand) goes unpaced.
+    assert 2_500_000 <= free <= 2_600_000
+
+
+def test_first_batch_goes_at_once_then_waits() -> None:
+    clock = FakeClock()
+    pacer = Pacer(1e6, clock=clock, sleep=clock.sleep)
+    assert pacer.acquire(500_000) == 0
+    assert pacer.acquire(500_000) == pytest.approx(0.5)
+    assert pacer.acquire(1) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("rate", [0, -1.0, float("nan")])
+def test_bad_rate_is_refused(rate: float) -> None:
+    with pytest.raises(ValueError, match="rate"):
+        Pacer(rate)
+
+
+def test_bad_burst_is_refused() -> None:
+    with pytest.raises(ValueError, match="burst_seconds"):
+        Pacer(1.0, burst_seconds=-1)
