@@ -1,0 +1,224 @@
+"""The in-process emulator: start it, point the SDK at ``info()``, query, stop.
+
+    with Emulator(EmulatorConfig(data_dir=tmp)) as emu:
+        os.environ["SSL_CERT_FILE"] = emu.info()["ssl_cert_file"]   # in the SDK's process
+        client = StreamingIngestClient("c", emu.config.database, emu.config.schema,
+                                       emu.config.pipe, properties=emu.properties())
+        ...
+        emu.faults.add("rows", "status", status=503, count=3)
+        emu.wait_landed(30)
+        emu.query("SELECT count(*) FROM RESORT_SALES")
+
+The data directory keeps the CA and server certificate (``tls/``), user keys
+(``users/``), the spool of acked-but-not-landed appends (``spool/``), the DuckDB file
+(``emulator.duckdb``) and, while a server runs, ``server.json`` (its port and pid).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..resort_sales import COLUMNS
+from .api import SnowpipeApi, Target
+from .auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
+from .faults import FaultTable
+from .lander import Lander
+from .server import EmulatorHTTPServer, check_loopback, serve_in_thread
+from .stats import Stats
+from .store import Store
+
+__all__ = ["DB_FILE", "SERVER_FILE", "Emulator", "EmulatorConfig", "write_json_atomic"]
+
+DB_FILE = "emulator.duckdb"
+SERVER_FILE = "server.json"
+
+#: SDK properties that keep a flush inline ("rowset mode") instead of switching to
+#: encrypted file upload to cloud storage, which a local emulator cannot serve.
+ROWSET_MODE_PROPERTIES = {
+    "max_buffered_kb_for_rowset_mode": 1048576,
+    "max_rowset_payload_size_mb": 16,
+}
+
+
+@dataclass
+class EmulatorConfig:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 0
+    account: str = "EMULATOR"
+    user: str = "EMULATOR_USER"
+    role: str = "ACCOUNTADMIN"
+    database: str = "EMULATOR_DB"
+    schema: str = "PUBLIC"
+    pipe: str = "RESORT_SALES_PIPE"
+    table: str = "RESORT_SALES"
+    columns: Sequence[tuple[str, str]] = COLUMNS
+    #: Extra users: name -> PEM public key files (the default user's key is generated).
+    public_keys: dict[str, list[Path]] = field(default_factory=dict)
+    token_ttl_s: int = 3600
+    fsync: bool = True
+    duckdb_threads: int = 2
+    #: Sent to the SDK in pipe-info ``parameter_overrides`` (None: the SDK's default ~1 s).
+    append_buffer_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        self.data_dir = Path(self.data_dir)
+        check_loopback(self.host)
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be 0..65535, got {self.port}")
+        for name in ("account", "user", "database", "schema", "pipe", "table"):
+            setattr(self, name, getattr(self, name).upper())
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+class Emulator:
+    """A running emulator: HTTPS server + lander + DuckDB store. Also a context manager."""
+
+    def __init__(self, config: EmulatorConfig) -> None:
+        self.config = config
+        self.stats = Stats()
+        self.faults = FaultTable()
+        self.store: Store | None = None
+        self.lander: Lander | None = None
+        self.api: SnowpipeApi | None = None
+        self._server: EmulatorHTTPServer | None = None
+        self.port = 0
+
+    # --- lifecycle ----------------------------------------------------------------
+
+    def start(self) -> Emulator:
+        cfg = self.config
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        tls = ensure_tls(cfg.data_dir / "tls")
+        self._private_key_file = ensure_user_key(cfg.data_dir / "users", cfg.user)
+        users = UserKeys(cfg.account)
+        users.load_dir(cfg.data_dir / "users")
+        for user, paths in cfg.public_keys.items():
+            for p in paths:
+                users.add(user, Path(p).read_bytes())
+        self.store = Store(
+            cfg.data_dir / DB_FILE, cfg.table, cfg.columns, threads=cfg.duckdb_threads
+        )
+        self.lander = Lander(cfg.data_dir / "spool", self.store, self.stats, fsync=cfg.fsync)
+        self.lander.start()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(tls.chain, tls.key)
+        self._tls = tls
+        self._server = EmulatorHTTPServer(cfg.host, cfg.port, context, self)
+        self.port = self._server.server_address[1]
+        overrides: dict[str, Any] = {}
+        if cfg.append_buffer_ms is not None:
+            overrides["max_append_request_buffer_duration_ms"] = cfg.append_buffer_ms
+        target = Target(cfg.account, cfg.database, cfg.schema, cfg.pipe, "localhost")
+        self.api = SnowpipeApi(
+            target, users, ScopedTokens(cfg.token_ttl_s), self.lander, self.stats, overrides
+        )
+        self._thread = serve_in_thread(self._server)
+        write_json_atomic(
+            cfg.data_dir / SERVER_FILE,
+            {"pid": os.getpid(), "port": self.port, "url": self.url, "started": time.time()},
+        )
+        return self
+
+    def stop(self, land_timeout_s: float = 60.0) -> None:
+        """Stop accepting requests, land what was acked, close the database."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        (self.config.data_dir / SERVER_FILE).unlink(missing_ok=True)
+        if self.lander is not None:
+            self.lander.stop(land_timeout_s)
+            self.lander = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- what a client needs ------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.config.host}:{self.port}"
+
+    def properties(self) -> dict[str, Any]:
+        """``StreamingIngestClient`` properties for the default user (with its private key)."""
+        cfg = self.config
+        return {
+            "account": cfg.account,
+            "user": cfg.user,
+            "role": cfg.role,
+            "private_key": self._private_key_file.read_text(),
+            "host": "localhost",
+            "port": self.port,
+            "scheme": "https",
+            **ROWSET_MODE_PROPERTIES,
+        }
+
+    def info(self) -> dict[str, Any]:
+        """What ``--info-file`` holds: the CA to trust, client properties, target names."""
+        cfg = self.config
+        return {
+            "url": self.url,
+            "ssl_cert_file": str(self._tls.ca_cert.resolve()),
+            "private_key_file": str(self._private_key_file.resolve()),
+            "properties": self.properties(),
+            "database": cfg.database,
+            "schema": cfg.schema,
+            "pipe": cfg.pipe,
+            "table": cfg.table,
+            "data_dir": str(cfg.data_dir.resolve()),
+        }
+
+    # --- reading back -------------------------------------------------------------
+
+    def wait_landed(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every acked append is committed to the table."""
+        return self.lander.wait_idle(timeout_s) if self.lander else False
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        assert self.store is not None, "the emulator is not running"
+        return self.store.query(sql)[1]
+
+    def query_json_lines(self, sql: str) -> list[bytes]:
+        assert self.store is not None, "the emulator is not running"
+        return rows_as_json_lines(*self.store.query(sql))
+
+    def stats_snapshot(self) -> dict[str, Any]:
+        snap = self.stats.snapshot()
+        snap["faults"] = self.faults.snapshot()
+        snap["landing_backlog"] = self.lander.pending() if self.lander else 0
+        snap["port"] = self.port
+        return snap
+
+
+_JSON = msgspec.json.Encoder(decimal_format="number")
+
+
+def rows_as_json_lines(columns: list[str], rows: list[tuple[Any, ...]]) -> list[bytes]:
+    """One JSON object per row, keyed by column name, each line ending in a newline."""
+    return [_JSON.encode(dict(zip(columns, row))) + b"\n" for row in rows]

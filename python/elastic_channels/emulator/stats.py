@@ -1,0 +1,145 @@
+"""Counters: requests, bytes, rows, and per-channel status as Snowflake reports it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["ChannelState", "Stats"]
+
+#: How many rejected rows are kept, per channel, for inspection.
+MAX_KEPT_ERRORS = 100
+
+
+@dataclass
+class ChannelState:
+    """One channel's counters, as ``bulk-channel-status`` returns them."""
+
+    database_name: str
+    schema_name: str
+    pipe_name: str
+    channel_name: str
+    created_on_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    rows_inserted: int = 0
+    rows_parsed: int = 0
+    rows_error_count: int = 0
+    last_error_message: str | None = None
+    last_error_timestamp_ms: int | None = None
+    dropped: bool = False
+    continuation: int = 0
+
+    def status_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        del d["dropped"], d["continuation"]
+        d["channel_status_code"] = "SUCCESS"
+        d["last_committed_offset_token"] = None
+        d["snowflake_avg_processing_latency_ms"] = 0
+        return d
+
+
+class Stats:
+    """Thread-safe counters for the whole emulator."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.started = time.time()
+        self.requests: Counter[str] = Counter()
+        self.responses: Counter[str] = Counter()
+        self.faults_fired: Counter[str] = Counter()
+        self.bytes_wire = 0
+        self.bytes_raw = 0
+        self.appends_acked = 0
+        self.rows_received = 0
+        self.rows_landed = 0
+        self.rows_rejected = 0
+        self.files_landed = 0
+        self.landing_seconds = 0.0
+        self.last_land_time = 0.0
+        self.channels: dict[tuple[str, str, str, str], ChannelState] = {}
+
+    def request(self, endpoint: str) -> None:
+        with self._lock:
+            self.requests[endpoint] += 1
+
+    def response(self, endpoint: str, status: int) -> None:
+        with self._lock:
+            self.responses[f"{endpoint}:{status}"] += 1
+
+    def fault(self, endpoint: str, action: str) -> None:
+        with self._lock:
+            self.faults_fired[f"{endpoint}:{action}"] += 1
+
+    def appended(self, wire: int, raw: int) -> None:
+        with self._lock:
+            self.appends_acked += 1
+            self.bytes_wire += wire
+            self.bytes_raw += raw
+
+    def channel(self, key: tuple[str, str, str, str], *, create: bool = True) -> ChannelState:
+        """The channel's state (made on first use unless ``create`` is false: KeyError)."""
+        with self._lock:
+            state = self.channels.get(key)
+            if state is None or state.dropped:
+                if not create:
+                    raise KeyError(key)
+                state = self.channels[key] = ChannelState(*key)
+            return state
+
+    def drop_channel(self, key: tuple[str, str, str, str]) -> bool:
+        with self._lock:
+            state = self.channels.get(key)
+            if state is None or state.dropped:
+                return False
+            state.dropped = True
+            return True
+
+    def next_continuation(self, key: tuple[str, str, str, str]) -> str:
+        with self._lock:
+            state = self.channels[key]
+            state.continuation += 1
+            return str(state.continuation)
+
+    def landed(
+        self,
+        key: tuple[str, str, str, str],
+        parsed: int,
+        inserted: int,
+        errors: list[str],
+        seconds: float,
+    ) -> None:
+        with self._lock:
+            self.rows_received += parsed
+            self.rows_landed += inserted
+            self.rows_rejected += parsed - inserted
+            self.files_landed += 1
+            self.landing_seconds += seconds
+            self.last_land_time = time.time()
+            state = self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))
+            state.rows_parsed += parsed
+            state.rows_inserted += inserted
+            state.rows_error_count += parsed - inserted
+            if errors:
+                state.last_error_message = errors[-1]
+                state.last_error_timestamp_ms = int(time.time() * 1000)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "uptime_s": round(time.time() - self.started, 3),
+                "requests": dict(self.requests),
+                "responses": dict(self.responses),
+                "faults_fired": dict(self.faults_fired),
+                "appends_acked": self.appends_acked,
+                "bytes_wire": self.bytes_wire,
+                "bytes_raw": self.bytes_raw,
+                "rows_received": self.rows_received,
+                "rows_landed": self.rows_landed,
+                "rows_rejected": self.rows_rejected,
+                "files_landed": self.files_landed,
+                "landing_seconds": round(self.landing_seconds, 3),
+                "process_cpu_seconds": round(time.process_time(), 3),
+                "channels": [s.status_json() for s in self.channels.values() if not s.dropped],
+            }
