@@ -166,13 +166,13 @@ class Emulator:
         return f"https://{self.config.host}:{self.port}"
 
     def properties(self) -> dict[str, Any]:
-        """``StreamingIngestClient`` properties for the default user (with its private key)."""
+        """``StreamingIngestClient`` properties for the default user (its key as a file path)."""
         cfg = self.config
         return {
             "account": cfg.account,
             "user": cfg.user,
             "role": cfg.role,
-            "private_key": self._private_key_file.read_text(),
+            "private_key_file": str(self._private_key_file.resolve()),
             "host": "localhost",
             "port": self.port,
             "scheme": "https",

@@ -1,0 +1,85 @@
+"""Talking to a running emulator from another process, and reading its data dir offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from ..resort_sales import COLUMNS
+from .emulator import DB_FILE, SERVER_FILE, rows_as_json_lines
+from .store import Store
+
+__all__ = ["ControlClient", "ControlError", "query_offline", "running_server"]
+
+
+class ControlError(Exception):
+    """The control call failed; the message is what the emulator (or the socket) said."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def running_server(data_dir: Path) -> dict[str, Any] | None:
+    """``server.json`` of the emulator serving ``data_dir``, or None if none is running."""
+    path = Path(data_dir) / SERVER_FILE
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return info if _pid_alive(int(info.get("pid", 0))) else None
+
+
+class ControlClient:
+    """Calls ``/_emulator/...`` on the server running for a data dir (TLS via its CA)."""
+
+    def __init__(self, data_dir: Path, timeout_s: float = 60.0) -> None:
+        info = running_server(data_dir)
+        if info is None:
+            raise ControlError(f"no emulator is running for data dir {data_dir}")
+        self.base = f"https://127.0.0.1:{info['port']}/_emulator/"
+        self._ctx = ssl.create_default_context(cafile=str(Path(data_dir) / "tls" / "ca.pem"))
+        self._timeout = timeout_s
+
+    def call(self, method: str, path: str, body: Any = None) -> bytes:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, context=self._ctx, timeout=self._timeout) as resp:
+                return resp.read()
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode("utf-8", "replace")
+            try:
+                detail = json.loads(detail)["message"]
+            except (ValueError, KeyError, TypeError):
+                pass
+            raise ControlError(f"HTTP {e.code}: {detail}") from None
+        except (urllib.error.URLError, OSError) as e:
+            raise ControlError(f"cannot reach the emulator at {self.base}: {e}") from None
+
+    def json(self, method: str, path: str, body: Any = None) -> Any:
+        return json.loads(self.call(method, path, body))
+
+
+def query_offline(data_dir: Path, sql: str, table: str = "RESORT_SALES") -> list[bytes]:
+    """Run SQL on the DuckDB file of a stopped emulator (read-only)."""
+    db = Path(data_dir) / DB_FILE
+    if not db.exists():
+        raise ControlError(f"no emulator database at {db}")
+    store = Store(db, table, COLUMNS, read_only=True, threads=1)
+    try:
+        return rows_as_json_lines(*store.query(sql))
+    finally:
+        store.close()
