@@ -20,7 +20,7 @@ fn row_writer(c: &mut Criterion) {
             )
         });
         group.bench_function(format!("write_into_reused_buffer/{n}"), |b| {
-            let mut out = vec![0u8; bytes];
+            let mut out = vec![std::mem::MaybeUninit::new(0u8); bytes];
             b.iter_batched_ref(
                 || gen.clone(),
                 |g| {

@@ -10,6 +10,8 @@
 //!
 //! so writing a row is one integer to decimal and three copies.
 
+use std::mem::MaybeUninit;
+
 use crate::error::{check_range, GenError};
 use crate::fragments::Fragments;
 use crate::sale_time::write_sale_time;
@@ -144,7 +146,8 @@ impl ResortGenerator {
 
     /// Writes the planned batch into `out`, which must be exactly `plan.len()` bytes,
     /// and advances `seq`. The plan must come from this generator's current state.
-    pub fn write(&mut self, plan: &BatchPlan, out: &mut [u8]) -> Result<(), GenError> {
+    /// On `Ok`, every byte of `out` has been written; `out` may start uninitialised.
+    pub fn write(&mut self, plan: &BatchPlan, out: &mut [MaybeUninit<u8>]) -> Result<(), GenError> {
         if out.len() != plan.len || plan.start_seq != self.seq {
             return Err(GenError::BufferSize {
                 expected: plan.len,
@@ -160,7 +163,7 @@ impl ResortGenerator {
             (self.offset as u64 + plan.start_seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH;
         let mut pos = 0;
         let mut put = |src: &[u8]| {
-            out[pos..pos + src.len()].copy_from_slice(src);
+            out[pos..pos + src.len()].write_copy_of_slice(src);
             pos += src.len();
         };
         put(&self.head);
@@ -178,6 +181,12 @@ impl ResortGenerator {
         put(digits.format(last).as_bytes());
         put(fragments.fragment(idx));
         put(&plan.tail_head[..tail_len]);
+        if pos != plan.len {
+            return Err(GenError::BufferSize {
+                expected: plan.len,
+                got: pos,
+            });
+        }
         self.seq = last.wrapping_add(1);
         Ok(())
     }
@@ -185,8 +194,10 @@ impl ResortGenerator {
     /// The next `n` rows stamped `sale_time_us`, as NDJSON.
     pub fn next_batch(&mut self, n: u64, sale_time_us: i64) -> Result<Vec<u8>, GenError> {
         let plan = self.plan(n, sale_time_us)?;
-        let mut out = vec![0u8; plan.len()];
-        self.write(&plan, &mut out)?;
+        let mut out = Vec::with_capacity(plan.len());
+        self.write(&plan, &mut out.spare_capacity_mut()[..plan.len()])?;
+        // SAFETY: `write` returned Ok, so it initialised all `plan.len()` bytes.
+        unsafe { out.set_len(plan.len()) };
         Ok(out)
     }
 }

@@ -2,6 +2,9 @@
 //! one GIL release per batch, and the module's contents.
 
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyUnicodeEncodeError, PyValueError};
+use std::mem::MaybeUninit;
+
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -24,6 +27,19 @@ fn int_arg(obj: &Bound<'_, PyAny>, name: &'static str, min: i128, max: i128) -> 
             "{name} must be an int, got {}",
             obj.get_type().name()?
         ))),
+    }
+}
+
+/// `start_seq` as given, checked in the constructor's body after `run_id` and
+/// `worker_id`, the Python path's order. Given explicitly, `None` is a `TypeError`
+/// there too; left out, it is 0.
+struct StartSeq<'py>(Option<Bound<'py, PyAny>>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for StartSeq<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(StartSeq(Some(obj.to_owned())))
     }
 }
 
@@ -57,6 +73,32 @@ fn run_id_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, st
     }
 }
 
+/// A new `bytes` of `len` bytes, filled by `init`.
+///
+/// Like `PyBytes::new_with`, minus the zero-fill: `init` writes every byte (it returns
+/// an error otherwise, and the object is then dropped unseen), so zeroing first would
+/// only add a pass over memory. The object is reachable from no other code until this
+/// returns, so `init` may release the GIL while it writes.
+fn new_bytes_with<'py>(
+    py: Python<'py>,
+    len: usize,
+    init: impl FnOnce(&mut [MaybeUninit<u8>]) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let size = ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyValueError::new_err(format!("batch of {len} bytes is too large")))?;
+    // SAFETY: PyBytes_FromStringAndSize(NULL, size) returns a new reference to a bytes
+    // object with `size` uninitialised bytes, or NULL with an exception set.
+    // PyBytes_AsString on it points at those bytes, which stay valid while `bytes`
+    // lives; MaybeUninit<u8> makes no claim about their contents.
+    unsafe {
+        let ptr = ffi::PyBytes_FromStringAndSize(std::ptr::null(), size);
+        let bytes = Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked::<PyBytes>();
+        let data = ffi::PyBytes_AsString(ptr).cast::<MaybeUninit<u8>>();
+        init(std::slice::from_raw_parts_mut(data, len))?;
+        Ok(bytes)
+    }
+}
+
 /// Deterministic resort sales for one worker, generated and written as NDJSON.
 ///
 /// `next_batch` returns exactly what `elastic_channels.resort_sales.ResortGenerator`
@@ -69,15 +111,18 @@ pub struct ResortGenerator {
 #[pymethods]
 impl ResortGenerator {
     #[new]
-    #[pyo3(signature = (run_id, worker_id, *, start_seq = None))]
+    #[pyo3(
+        signature = (run_id, worker_id, *, start_seq = StartSeq(None)),
+        text_signature = "(run_id, worker_id, *, start_seq=0)"
+    )]
     fn new(
         run_id: &Bound<'_, PyAny>,
         worker_id: &Bound<'_, PyAny>,
-        start_seq: Option<&Bound<'_, PyAny>>,
+        start_seq: StartSeq<'_>,
     ) -> PyResult<Self> {
         let run_id = run_id_arg(run_id)?;
         let worker_id = int_arg(worker_id, "worker_id", 0, tables::MAX_WORKER_ID.into())?;
-        let start_seq = match start_seq {
+        let start_seq = match &start_seq.0 {
             Some(obj) => int_arg(obj, "start_seq", 0, tables::MAX_SEQ.into())?,
             None => 0,
         };
@@ -108,9 +153,7 @@ impl ResortGenerator {
         )?;
         let plan = self.inner.plan(n as u64, sale_time_us as i64)?;
         let inner = &mut self.inner;
-        // The new bytes object is not reachable from Python until this returns, so
-        // writing into it with the GIL released is safe.
-        PyBytes::new_with(py, plan.len(), |buf| {
+        new_bytes_with(py, plan.len(), |buf| {
             py.detach(|| inner.write(&plan, buf)).map_err(PyErr::from)
         })
     }

@@ -426,16 +426,17 @@ class ResortGenerator:
         """The sequence number of the next row."""
         return self._seq
 
-    def _take(self, n: object) -> tuple[int, int]:
-        n = _int_arg("n", n, 0, MAX_BATCH_ROWS)
-        if n > MAX_SEQ + 1 - self._seq:
-            raise ValueError(f"n={n} would carry seq past {MAX_SEQ} (next seq is {self._seq})")
-        return self._seq, n
-
     def next_rows(self, n: int, sale_time_us: int) -> list[ResortSale]:
-        """The next ``n`` sales, all stamped ``sale_time_us``."""
-        start, n = self._take(n)
+        """The next ``n`` sales, all stamped ``sale_time_us``.
+
+        Arguments are checked in order (``n``, then ``sale_time_us``), then whether
+        ``n`` more rows fit below ``MAX_SEQ``; the native generator checks alike.
+        """
+        n = _int_arg("n", n, 0, MAX_BATCH_ROWS)
         t = sale_time(sale_time_us)
+        start = self._seq
+        if n > MAX_SEQ + 1 - start:
+            raise ValueError(f"n={n} would carry seq past {MAX_SEQ} (next seq is {start})")
         prefix, run_id, worker_id = self._txid_prefix, self._run_id, self._worker_id
         base = self._offset
         rows = [

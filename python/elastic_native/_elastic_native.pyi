@@ -11,9 +11,7 @@ __version__: str
 class ResortGenerator:
     """Deterministic resort sales for one worker, generated and written as NDJSON."""
 
-    def __new__(
-        cls, run_id: str, worker_id: int, *, start_seq: int | None = None
-    ) -> ResortGenerator: ...
+    def __new__(cls, run_id: str, worker_id: int, *, start_seq: int = 0) -> ResortGenerator: ...
     @property
     def seq(self) -> int:
         """The sequence number of the next row."""
