@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# arm64 (aarch64-unknown-linux-gnu) as a first-class target, on an x86_64 box:
+#   1. cross-build the abi3 wheel with maturin and the GNU cross linker,
+#   2. run the Rust unit tests and the criterion benches (test mode) under qemu-aarch64.
+#
+#   bash scripts/ci_arm64.sh            # everything (installs what it needs, as root)
+#   bash scripts/ci_arm64.sh --no-install   # assume the toolchain is already there
+#
+# On a real Graviton machine none of this is needed; there the benches run with
+#   cargo bench --bench row_writer
+# The Python parity suite is not run against the aarch64 wheel: see docs/FLEET.md
+# ("arm64") for why.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGET=aarch64-unknown-linux-gnu
+SYSROOT=/usr/aarch64-linux-gnu
+WHEEL_DIR=target/wheels/$TARGET
+install=1
+for arg in "$@"; do
+    case "$arg" in
+        --no-install) install=0 ;;
+        -h | --help)
+            sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "ci_arm64: unknown argument '$arg' (expected --no-install or --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+
+step() { printf '\n==> [arm64] %s (%ss)\n' "$*" "$SECONDS"; }
+
+if [ "$install" = 1 ]; then
+    step "install: cross gcc, arm64 libc, qemu-user; the rustup target"
+    need=()
+    command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
+    [ -e "$SYSROOT/lib/ld-linux-aarch64.so.1" ] || need+=(libc6-dev-arm64-cross)
+    command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+    if [ "${#need[@]}" -gt 0 ]; then
+        if [ "$(id -u)" != 0 ]; then
+            echo "ci_arm64: missing ${need[*]}; install them (apt-get) or run as root" >&2
+            exit 1
+        fi
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${need[@]}" >/dev/null
+    fi
+    if ! rustup target list --installed | grep -qx "$TARGET"; then
+        rustup target add "$TARGET"
+    fi
+fi
+
+for tool in aarch64-linux-gnu-gcc qemu-aarch64 maturin; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "ci_arm64: '$tool' not found (run without --no-install, or pip install maturin)" >&2
+        exit 1
+    fi
+done
+
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L $SYSROOT"
+export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
+# pyo3 with abi3-py39 needs no target interpreter: it links against nothing and
+# only needs to know it is building for Linux/aarch64 CPython.
+export PYO3_CROSS=1
+
+step "wheel: maturin build --release --target $TARGET"
+rm -rf "$WHEEL_DIR"
+maturin build --release --locked --target "$TARGET" --out "$WHEEL_DIR"
+wheel=$(ls "$WHEEL_DIR"/*.whl)
+echo "built $wheel"
+case "$wheel" in
+    *-abi3-*aarch64.whl) ;;
+    *)
+        echo "ci_arm64: expected an abi3 aarch64 wheel, got $wheel" >&2
+        exit 1
+        ;;
+esac
+python3 - "$wheel" <<'PY'
+import struct, sys, zipfile
+
+# The extension must be an aarch64 ELF (e_machine 183 = EM_AARCH64).
+with zipfile.ZipFile(sys.argv[1]) as z:
+    so = [n for n in z.namelist() if n.endswith(".so")]
+    assert so == ["elastic_native/_elastic_native.abi3.so"], so
+    head = z.read(so[0])[:20]
+assert head[:4] == b"\x7fELF", "not an ELF file"
+machine = struct.unpack_from("<H", head, 18)[0]
+assert machine == 183, f"e_machine {machine}, expected 183 (aarch64)"
+print(f"{so[0]}: ELF, e_machine {machine} (aarch64)")
+PY
+step "rust: unit tests under qemu-aarch64"
+cargo test --locked --target "$TARGET" --lib
+
+step "rust: criterion benches in test mode under qemu-aarch64"
+cargo test --locked --target "$TARGET" --benches
+
+step "done"

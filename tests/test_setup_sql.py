@@ -1,0 +1,218 @@
+"""The setup SQL: its landing table matches the generator's schema and the emulator's table.
+
+Three things describe RESORT_SALES: ``resort_sales.COLUMNS`` (the source), the
+Snowflake DDL from ``python -m elastic_channels.setup`` and the emulator's DuckDB table.
+These tests parse the DDL back and compare all three, so none can drift. No network.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from elastic_channels import setup
+from elastic_channels.emulator import schema as emu_schema
+from elastic_channels.resort_sales import COLUMNS, ResortSale
+
+REPO = Path(__file__).resolve().parents[1]
+
+_CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\S+) \(\n(.*)\n\)$", re.S)
+_COLUMN = re.compile(r'\s*"([A-Z_][A-Z0-9_]*)" (.+?),?$')
+
+
+def _parse_create_table(stmt: str) -> tuple[str, list[tuple[str, str]]]:
+    m = _CREATE_TABLE.match(stmt)
+    assert m, stmt
+    cols = []
+    for line in m.group(2).splitlines():
+        c = _COLUMN.fullmatch(line)
+        assert c, line
+        cols.append((c.group(1), c.group(2)))
+    return m.group(1), cols
+
+
+def _tables(stmts: list[str]) -> dict[str, list[tuple[str, str]]]:
+    return dict(_parse_create_table(s) for s in stmts if s.startswith("CREATE TABLE"))
+
+
+def test_resort_sales_ddl_matches_columns() -> None:
+    tables = _tables(setup.statements("demo", "public"))
+    cols = tables["DEMO.PUBLIC.RESORT_SALES"]
+    assert cols == list(COLUMNS)
+    assert [n for n, _ in cols] == list(ResortSale.__struct_fields__)
+
+
+def test_resort_sales_ddl_matches_emulator_table() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    cols = _tables(setup.statements("D", "S"))["D.S.RESORT_SALES"]
+    con = duckdb.connect()
+    con.execute(emu_schema.create_table_sql("RESORT_SALES", COLUMNS))
+    described = con.execute("DESCRIBE RESORT_SALES").fetchall()
+    emulated = [(r[0], r[1]) for r in described if r[0] != emu_schema.COMMIT_TIME_COLUMN]
+    # Same names in the same order, and each DuckDB type is what the emulator maps
+    # the setup SQL's Snowflake type to (both spelled by DuckDB itself, via DESCRIBE).
+    assert [n for n, _ in emulated] == [n for n, _ in cols]
+    probe = ", ".join(f'"{n}" {emu_schema.column_type(t).duckdb}' for n, t in cols)
+    con.execute(f"CREATE TABLE FROM_SETUP_SQL ({probe})")
+    expected = [(r[0], r[1]) for r in con.execute("DESCRIBE FROM_SETUP_SQL").fetchall()]
+    assert emulated == expected
+
+
+def test_pipe_maps_json_keys_case_sensitively() -> None:
+    stmts = setup.statements("DEMO", "PUBLIC")
+    pipes = [s for s in stmts if s.startswith("CREATE PIPE")]
+    assert len(pipes) == 1
+    pipe = " ".join(pipes[0].split())
+    assert pipe == (
+        "CREATE PIPE IF NOT EXISTS DEMO.PUBLIC.RESORT_SALES_PIPE "
+        "AS COPY INTO DEMO.PUBLIC.RESORT_SALES "
+        "FROM TABLE(DATA_SOURCE(TYPE => 'STREAMING')) "
+        "MATCH_BY_COLUMN_NAME = CASE_SENSITIVE"
+    )
+
+
+def test_metrics_table_and_idempotence() -> None:
+    stmts = setup.statements("DEMO", "PUBLIC")
+    assert all(re.match(r"CREATE \w+ IF NOT EXISTS ", s) for s in stmts), stmts
+    assert not any(re.search(r"\b(OR REPLACE|DROP|TRUNCATE|DELETE)\b", s) for s in stmts)
+    metrics = _tables(stmts)["DEMO.PUBLIC.ELASTIC_K8S_METRICS"]
+    assert metrics == list(setup.METRICS_COLUMNS)
+    names = [n for n, _ in metrics]
+    assert {"RUN_ID", "WORKER_ID", "WINDOW_START", "MB_PER_SEC", "RAW"} <= set(names)
+    assert len(names) == len(set(names))
+    # Every type the metrics table uses is one the emulator could create too.
+    for _, sf_type in metrics:
+        if sf_type != "VARIANT":
+            emu_schema.column_type(sf_type.split(" DEFAULT ")[0])
+
+
+def test_no_create_database_and_custom_names() -> None:
+    stmts = setup.statements(
+        "db", "sc", create_database=False, table="T1", pipe="P1", metrics_table="M1"
+    )
+    assert not any(s.startswith(("CREATE DATABASE", "CREATE SCHEMA")) for s in stmts)
+    assert set(_tables(stmts)) == {"DB.SC.T1", "DB.SC.M1"}
+    assert any("PIPE IF NOT EXISTS DB.SC.P1\n  AS COPY INTO DB.SC.T1\n" in s for s in stmts)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "flag"),
+    [
+        ({"database": "bad name"}, "--database"),
+        ({"schema": 'x";drop'}, "--schema"),
+        ({"pipe": "1PIPE"}, "--pipe"),
+        ({"table": ""}, "--table"),
+    ],
+)
+def test_bad_identifiers_are_named(kwargs: dict[str, str], flag: str) -> None:
+    args = {"database": "D", "schema": "S", **kwargs}
+    database, schema = args.pop("database"), args.pop("schema")
+    with pytest.raises(setup.SetupError, match=re.escape(flag)):
+        setup.statements(database, schema, **args)
+
+
+def _run_cli(*argv: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "python"), **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "elastic_channels.setup", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_cli_print_runs_nothing_and_shows_every_statement() -> None:
+    proc = _run_cli("--database", "DEMO", "--schema", "PUBLIC", "--print")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == setup.render(setup.statements("DEMO", "PUBLIC"))
+    assert proc.stdout.count(";\n") == 5
+
+
+def test_cli_errors_name_what_is_missing() -> None:
+    proc = _run_cli("--print")
+    assert proc.returncode == 2
+    assert "--database" in proc.stderr
+    proc = _run_cli("--database", "DEMO")
+    assert proc.returncode == 2
+    assert "no credentials" in proc.stderr and "--print" in proc.stderr
+    proc = _run_cli("--database", "DEMO", "--account", "a", "--user", "u")
+    assert proc.returncode == 2
+    assert "no private key" in proc.stderr
+
+
+def _pem_key(tmp_path: Path) -> Path:
+    crypto = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.rsa")
+    from cryptography.hazmat.primitives import serialization
+
+    key = crypto.generate_private_key(public_exponent=65537, key_size=2048)
+    path = tmp_path / "rsa_key.p8"
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return path
+
+
+def test_execute_runs_each_statement_on_one_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With credentials, main() connects once and executes the statements in order."""
+    calls: list[tuple[str, object]] = []
+
+    class Cursor:
+        def execute(self, sql: str) -> None:
+            calls.append(("execute", sql))
+
+        def close(self) -> None:
+            calls.append(("cursor.close", None))
+
+    class Conn:
+        def cursor(self) -> Cursor:
+            return Cursor()
+
+        def close(self) -> None:
+            calls.append(("close", None))
+
+    def connect(**params: object) -> Conn:
+        calls.append(("connect", params))
+        return Conn()
+
+    connector = types.ModuleType("snowflake.connector")
+    connector.connect = connect  # type: ignore[attr-defined]
+    connector.Error = RuntimeError  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "snowflake.connector", connector)
+    key = _pem_key(tmp_path)
+    argv = ["--database", "DEMO", "--account", "ORG-ACCT", "--user", "INGEST", "--role", "R"]
+    rc = setup.main([*argv, "--private-key-file", str(key)])
+    assert rc == 0
+    kind, params = calls[0]
+    assert kind == "connect"
+    assert isinstance(params, dict)
+    assert params["account"] == "ORG-ACCT" and params["user"] == "INGEST"
+    assert params["role"] == "R"
+    assert isinstance(params["private_key"], bytes)  # DER, as the connector takes it
+    executed = [sql for kind, sql in calls if kind == "execute"]
+    assert executed == setup.statements("DEMO", "PUBLIC")
+    assert calls[-1] == ("close", None)
+
+
+def test_execute_without_connector_says_which_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "snowflake.connector", None)  # import fails
+    key = _pem_key(tmp_path)
+    rc = setup.main(
+        ["--database", "DEMO", "--account", "A", "--user", "U", "--private-key-file", str(key)]
+    )
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "snowflake-connector-python" in err and "elastic-native[setup]" in err
