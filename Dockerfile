@@ -1,0 +1,84 @@
+# syntax=docker/dockerfile:1
+# The worker image: one Python process = one SDK client = one elastic channel.
+#
+#   docker buildx build --platform linux/arm64,linux/amd64 -t elastic-native:0.1.0 .
+#   (no Docker here: scripts/build_image.sh builds it with buildah)
+#
+# The build stage always runs on the build machine's own architecture and
+# cross-compiles for the target one, and the runtime stage has no RUN step, so a
+# multi-arch build needs no emulation.
+ARG BUILDER_IMAGE=rust:1.95-slim-bookworm
+ARG RUNTIME_IMAGE=python:3.11-slim-bookworm
+
+# --- build: the abi3 wheel, and every runtime dependency, for the target platform ----
+FROM --platform=$BUILDPLATFORM ${BUILDER_IMAGE} AS build
+ARG TARGETARCH
+ARG SNOWPIPE_STREAMING_VERSION=1.9.1
+# 0 leaves the SDK out (for a platform PyPI has no SDK wheel for; see deploy/wheels/).
+ARG WITH_SDK=1
+ARG MATURIN_VERSION=1.16.0
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+
+# Debian's packages move within a stable release: pin the release (the base image),
+# not each package version.
+# hadolint ignore=DL3008
+RUN cross=(); \
+    if [ "$TARGETARCH" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then \
+        cross=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross); \
+    elif [ "$TARGETARCH" = amd64 ] && [ "$(uname -m)" != x86_64 ]; then \
+        cross=(gcc-x86-64-linux-gnu libc6-dev-amd64-cross); \
+    fi; \
+    apt-get update \
+    && apt-get install -y --no-install-recommends \
+        ca-certificates gcc libc6-dev python3 python3-venv "${cross[@]}" \
+    && rm -rf /var/lib/apt/lists/*
+RUN python3 -m venv /opt/build \
+    && /opt/build/bin/pip install --no-cache-dir "maturin==${MATURIN_VERSION}"
+
+WORKDIR /src
+COPY Cargo.toml Cargo.lock pyproject.toml README.md ./
+COPY src ./src
+COPY benches ./benches
+COPY python ./python
+COPY deploy/wheels /vendor
+
+RUN case "$TARGETARCH" in \
+        amd64) target=x86_64-unknown-linux-gnu; arch=x86_64 ;; \
+        arm64) target=aarch64-unknown-linux-gnu; arch=aarch64 ;; \
+        *) echo "unsupported TARGETARCH '$TARGETARCH' (amd64 or arm64)" >&2; exit 1 ;; \
+    esac; \
+    if [ "$(uname -m)" != "$arch" ]; then \
+        rustup target add "$target"; \
+        export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc; \
+        export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=x86_64-linux-gnu-gcc; \
+    fi; \
+    /opt/build/bin/maturin build --release --locked --target "$target" --out /wheels \
+        || exit 1; \
+    sdk=(); \
+    if [ "$WITH_SDK" = 1 ]; then sdk=("snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}"); fi; \
+    /opt/build/bin/pip install --no-cache-dir --target /opt/app --find-links /vendor \
+        --only-binary=:all: --implementation cp --python-version 3.11 \
+        --platform "manylinux_2_34_$arch" --platform "manylinux_2_28_$arch" \
+        --platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" \
+        /wheels/*.whl "${sdk[@]}" \
+    || { echo "pip could not install for linux/$TARGETARCH. snowpipe-streaming" \
+              "${SNOWPIPE_STREAMING_VERSION} has no linux/$TARGETARCH wheel on PyPI?" \
+              "Put one in deploy/wheels/, or build with --build-arg WITH_SDK=0." >&2; exit 1; }
+
+# --- runtime: CPython 3.11 + what the build stage installed, nothing else -------------
+FROM ${RUNTIME_IMAGE}
+LABEL org.opencontainers.image.title="elastic-native worker" \
+      org.opencontainers.image.description="Snowpipe Streaming elastic-channel worker with the native row generator" \
+      org.opencontainers.image.licenses="Apache-2.0"
+COPY --from=build /opt/app /opt/app
+ENV PYTHONPATH=/opt/app \
+    PATH=/opt/app/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    SS_LOG_LEVEL=warn \
+    SS_LOG_TARGET=stderr \
+    ELASTIC_FAST_JSON_ENCODE=true
+USER 10001:10001
+WORKDIR /tmp
+# The worker; Kubernetes `args` (deploy/templates/job.yaml) are its arguments.
+ENTRYPOINT ["python3", "-m", "elastic_channels.k8s_worker"]
