@@ -100,7 +100,13 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         help="stop by itself after this many seconds (default 0: run until SIGINT/SIGTERM)",
     )
-    s.add_argument("-v", "--verbose", action="store_true", help="log every request to stderr")
+    s.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="-v: log each landed batch (sizes, timings); -vv: also every request",
+    )
 
     q = sub.add_parser("query", help="run SQL, print rows as JSON lines (server running or not)")
     q.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
@@ -144,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
+        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )

@@ -34,8 +34,13 @@ log = logging.getLogger("elastic_channels.emulator")
 
 _SUFFIX = {"zstd": ".ndjson.zst", "gzip": ".ndjson.gz", "identity": ".ndjson"}
 #: A bulk landing batch stops growing at this many requests or raw bytes.
-MAX_BATCH_FILES = 64
-MAX_BATCH_RAW_BYTES = 128 << 20
+MAX_BATCH_FILES = 256
+MAX_BATCH_RAW_BYTES = 256 << 20
+#: The lander waits for this much queued data before landing (bigger transactions cost
+#: DuckDB far less per MB: ~23 ms/MB at 5 MB, ~8 ms/MB at 200 MB on this 2-core box) ...
+MIN_BATCH_RAW_BYTES = 128 << 20
+#: ... but never holds an acked append longer than this before landing it.
+LINGER_S = 1.0
 
 
 @dataclass
@@ -46,6 +51,7 @@ class SpoolEntry:
     request_id: str
     wire_bytes: int
     raw_bytes: int
+    queued_at: float = 0.0  # time.monotonic() when acked; 0 for entries recovered at start
 
 
 def _write(path: Path, data: bytes, fsync: bool) -> None:
@@ -59,8 +65,11 @@ def _write(path: Path, data: bytes, fsync: bool) -> None:
 class Lander:
     """Owns the spool directory and the landing thread."""
 
-    def __init__(self, spool_dir: Path, store: Store, stats: Stats, *, fsync: bool = True) -> None:
+    def __init__(
+        self, spool_dir: Path, store: Store, stats: Stats, *, fsync: bool = True, threads: int = 2
+    ) -> None:
         self.spool_dir = spool_dir
+        self._n_threads = threads
         self._store = store
         self._stats = stats
         self._fsync = fsync
@@ -68,8 +77,10 @@ class Lander:
         self._queue: deque[SpoolEntry] = deque()
         self._cond = threading.Condition()
         self._in_flight = 0
+        self._queued_bytes = 0
+        self._waiters = 0
         self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         spool_dir.mkdir(parents=True, exist_ok=True)
         self._seq = itertools.count(self._recover())
         self._seq_lock = threading.Lock()
@@ -80,12 +91,14 @@ class Lander:
         for meta in sorted(self.spool_dir.glob("*.meta.json")):
             d = json.loads(meta.read_text())
             d["channel"] = tuple(d["channel"])
+            d["queued_at"] = 0.0
             entries.append(SpoolEntry(**d))
         acked = {e.data_file for e in entries}
         for f in self.spool_dir.iterdir():
             if not f.name.endswith(".meta.json") and f.name not in acked:
                 f.unlink()
         self._queue.extend(sorted(entries, key=lambda e: e.seq))
+        self._queued_bytes = sum(e.raw_bytes for e in entries)
         return max((e.seq for e in entries), default=0) + 1
 
     # --- the ack side -------------------------------------------------------------
@@ -103,20 +116,25 @@ class Lander:
             seq = next(self._seq)
         name = f"{seq:012d}{_SUFFIX[encoding]}"
         _write(self.spool_dir / name, body, self._fsync)
-        entry = SpoolEntry(seq, name, channel, request_id, len(body), raw_bytes)
+        entry = SpoolEntry(seq, name, channel, request_id, len(body), raw_bytes, time.monotonic())
         meta = self.spool_dir / f"{seq:012d}.meta.json"
         tmp = meta.with_suffix(".tmp")
         _write(tmp, json.dumps(asdict(entry)).encode(), self._fsync)
         os.replace(tmp, meta)
         with self._cond:
             self._queue.append(entry)
+            self._queued_bytes += raw_bytes
             self._cond.notify_all()
 
     # --- the landing side ---------------------------------------------------------
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="emulator-lander", daemon=True)
-        self._thread.start()
+        # Two landers overlap one batch's scan with another's commit; DuckDB appends from
+        # concurrent transactions to one table without conflict.
+        for i in range(self._n_threads):
+            t = threading.Thread(target=self._run, name=f"emulator-lander-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Land what is queued (up to ``timeout``), then stop the thread."""
@@ -124,8 +142,8 @@ class Lander:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        for t in self._threads:
+            t.join(timeout)
 
     def pending(self) -> int:
         with self._cond:
@@ -135,25 +153,42 @@ class Lander:
         """Wait until every spooled append has landed; False if ``timeout`` passed first."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._queue or self._in_flight:
-                left = deadline - time.monotonic()
-                if left <= 0 or (self._thread is None or not self._thread.is_alive()):
-                    return False
-                self._cond.wait(left)
+            self._waiters += 1  # land now, do not linger
+            self._cond.notify_all()
+            try:
+                while self._queue or self._in_flight:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not any(t.is_alive() for t in self._threads):
+                        return False
+                    self._cond.wait(left)
+            finally:
+                self._waiters -= 1
         return True
 
     def _take_batch(self) -> list[SpoolEntry] | None:
         with self._cond:
-            while not self._queue:
-                if self._stopping:
-                    return None
-                self._cond.wait()
+            while True:
+                if not self._queue:
+                    if self._stopping:
+                        return None
+                    self._cond.wait()
+                    continue
+                linger = self._queue[0].queued_at + LINGER_S - time.monotonic()
+                if (
+                    self._queued_bytes >= MIN_BATCH_RAW_BYTES
+                    or linger <= 0
+                    or self._waiters
+                    or self._stopping
+                ):
+                    break
+                self._cond.wait(linger)
             batch, raw = [], 0
             while self._queue and len(batch) < MAX_BATCH_FILES and raw < MAX_BATCH_RAW_BYTES:
                 entry = self._queue.popleft()
                 batch.append(entry)
                 raw += entry.raw_bytes
-            self._in_flight = len(batch)
+                self._queued_bytes -= entry.raw_bytes
+            self._in_flight += len(batch)
             return batch
 
     def _run(self) -> None:
@@ -167,11 +202,12 @@ class Lander:
                 log.exception("landing failed; retrying in 1 s")
                 with self._cond:
                     self._queue.extendleft(reversed(batch))
-                    self._in_flight = 0
+                    self._queued_bytes += sum(e.raw_bytes for e in batch)
+                    self._in_flight -= len(batch)
                 time.sleep(1)
                 continue
             with self._cond:
-                self._in_flight = 0
+                self._in_flight -= len(batch)
                 self._cond.notify_all()
 
     def _land(self, batch: list[SpoolEntry]) -> None:
@@ -181,7 +217,9 @@ class Lander:
         if counts is not None:
             share = (time.monotonic() - t0) / len(batch)
             for entry, f in zip(batch, files):
-                self._stats.landed(entry.channel, counts[str(f)], counts[str(f)], [], share)
+                self._stats.landed(
+                    entry.channel, counts[str(f)], counts[str(f)], [], share, entry.raw_bytes
+                )
                 self._remove(entry)
             return
         for entry in batch:
@@ -193,7 +231,7 @@ class Lander:
         counts = self._store.land_bulk([path])
         if counts is not None:
             n = counts[str(path)]
-            self._stats.landed(entry.channel, n, n, [], time.monotonic() - t0)
+            self._stats.landed(entry.channel, n, n, [], time.monotonic() - t0, entry.raw_bytes)
             self._remove(entry)
             return
         data = _decode(path.read_bytes(), path.name)
@@ -203,7 +241,8 @@ class Lander:
         kept = max(0, MAX_KEPT_ERRORS - self._stats.channel(entry.channel).rows_error_count)
         self._store.keep_errors(entry.channel, entry.request_id, errors[:kept])
         messages = [f"line {e.line}: {e.message}" for e in errors]
-        self._stats.landed(entry.channel, parsed, inserted, messages, time.monotonic() - t0)
+        elapsed = time.monotonic() - t0
+        self._stats.landed(entry.channel, parsed, inserted, messages, elapsed, entry.raw_bytes)
         self._remove(entry)
 
     def _land_good(self, entry: SpoolEntry, good: bytes) -> tuple[int, list[RowError]]:

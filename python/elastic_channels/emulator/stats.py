@@ -49,9 +49,11 @@ class Stats:
         self.requests: Counter[str] = Counter()
         self.responses: Counter[str] = Counter()
         self.faults_fired: Counter[str] = Counter()
+        self.handler_seconds: Counter[str] = Counter()
         self.bytes_wire = 0
         self.bytes_raw = 0
         self.appends_acked = 0
+        self.bytes_landed = 0
         self.rows_received = 0
         self.rows_landed = 0
         self.rows_rejected = 0
@@ -64,9 +66,10 @@ class Stats:
         with self._lock:
             self.requests[endpoint] += 1
 
-    def response(self, endpoint: str, status: int) -> None:
+    def response(self, endpoint: str, status: int, seconds: float = 0.0) -> None:
         with self._lock:
             self.responses[f"{endpoint}:{status}"] += 1
+            self.handler_seconds[endpoint] += seconds
 
     def fault(self, endpoint: str, action: str) -> None:
         with self._lock:
@@ -109,8 +112,10 @@ class Stats:
         inserted: int,
         errors: list[str],
         seconds: float,
+        raw_bytes: int = 0,
     ) -> None:
         with self._lock:
+            self.bytes_landed += raw_bytes
             self.rows_received += parsed
             self.rows_landed += inserted
             self.rows_rejected += parsed - inserted
@@ -132,9 +137,11 @@ class Stats:
                 "requests": dict(self.requests),
                 "responses": dict(self.responses),
                 "faults_fired": dict(self.faults_fired),
+                "handler_seconds": {k: round(v, 3) for k, v in self.handler_seconds.items()},
                 "appends_acked": self.appends_acked,
                 "bytes_wire": self.bytes_wire,
                 "bytes_raw": self.bytes_raw,
+                "bytes_landed": self.bytes_landed,
                 "rows_received": self.rows_received,
                 "rows_landed": self.rows_landed,
                 "rows_rejected": self.rows_rejected,

@@ -12,7 +12,8 @@ the batch is rolled back and each request is landed on its own through
 from __future__ import annotations
 
 import datetime as dt
-import threading
+import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ import duckdb
 from .schema import COMMIT_TIME_COLUMN, RowError, create_table_sql, quote_ident, read_json_columns
 
 __all__ = ["ERRORS_TABLE", "Store", "StoreError"]
+
+log = logging.getLogger("elastic_channels.emulator")
 
 #: Rejected rows kept for inspection (the first ones per channel).
 ERRORS_TABLE = "_EMULATOR_ERRORS"
@@ -61,15 +64,19 @@ class Store:
         self.columns = tuple(columns)
         try:
             self._con = duckdb.connect(
-                str(db_path), read_only=read_only, config={"threads": threads}
+                str(db_path),
+                read_only=read_only,
+                config={"threads": threads, "preserve_insertion_order": False},
             )
         except duckdb.Error as e:
             raise StoreError(f"cannot open {db_path}: {e}") from None
         self._con.execute("SET TimeZone = 'UTC'")
+        # FSST string compression costs ~2 ms/MB at checkpoint; dictionary/RLE still apply
+        # (the table stays ~10x smaller than the NDJSON).
+        self._con.execute("SET disabled_compression_methods = 'fsst'")
         if not read_only:
             self._con.execute(create_table_sql(table, columns))
             self._con.execute(_ERRORS_DDL)
-        self._write_lock = threading.Lock()
         names = [quote_ident(n) for n, _ in columns]
         self._keys_literal = "[" + ", ".join(_sql_str(n) for n, _ in columns) + "]"
         self._insert_head = (
@@ -89,6 +96,7 @@ class Store:
     def land_bulk(self, files: Sequence[Path]) -> dict[str, int] | None:
         """Land whole files in one transaction; rows per file, or None if any row is off."""
         cur = self._con.cursor()
+        t0 = time.perf_counter()
         try:
             counts = cur.execute(
                 "SELECT filename, count(*), count(*) FILTER (WHERE json_keys(json) IS "
@@ -100,17 +108,22 @@ class Store:
                 return None
             per_file = {str(f): 0 for f in files}
             per_file.update({name: int(n) for name, n, _ in counts})
-            with self._write_lock:
-                cur.execute("BEGIN")
-                try:
-                    inserted = self._insert(cur, files)
-                    expected = sum(per_file.values())
-                    if inserted != expected:
-                        raise StoreError(f"inserted {inserted} rows, expected {expected}")
-                    cur.execute("COMMIT")
-                except BaseException:
-                    cur.execute("ROLLBACK")
-                    raise
+            t1 = time.perf_counter()
+            cur.execute("BEGIN")
+            try:
+                inserted = self._insert(cur, files)
+                t2 = time.perf_counter()
+                expected = sum(per_file.values())
+                if inserted != expected:
+                    raise StoreError(f"inserted {inserted} rows, expected {expected}")
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            log.info(
+                "landed %d requests, %d rows: check %.3f s, insert %.3f s, commit %.3f s",
+                len(files), expected, t1 - t0, t2 - t1, time.perf_counter() - t2,
+            )  # fmt: skip
             return per_file
         except (duckdb.Error, StoreError):
             return None
@@ -121,8 +134,7 @@ class Store:
         """Land a file of rows :class:`~.schema.RowChecker` already accepted."""
         cur = self._con.cursor()
         try:
-            with self._write_lock:
-                return self._insert(cur, [good_file])
+            return self._insert(cur, [good_file])
         finally:
             cur.close()
 
@@ -135,10 +147,7 @@ class Store:
         rows = [(now, *channel, request_id, e.line, e.message, e.excerpt) for e in errors]
         cur = self._con.cursor()
         try:
-            with self._write_lock:
-                cur.executemany(
-                    f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-                )
+            cur.executemany(f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         finally:
             cur.close()
 

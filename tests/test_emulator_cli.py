@@ -1,0 +1,108 @@
+"""``python -m elastic_channels.emulator``: serve, query (online and offline), stats, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import zstandard
+
+from elastic_channels.resort_sales import ResortGenerator
+from emulator_support import PYTHON_DIR, make_emulator
+
+ENV = dict(
+    os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")])
+)
+SERVE_FLAGS = (
+    "--port", "--data-dir", "--info-file", "--host", "--public-key", "--duration",
+    "--no-fsync", "--append-buffer-ms", "--token-ttl", "--duckdb-threads", "--verbose",
+)  # fmt: skip
+
+
+def cli(*args, timeout=60):
+    return subprocess.run(
+        [sys.executable, "-m", "elastic_channels.emulator", *map(str, args)],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_help_explains_every_flag():
+    out = cli("serve", "--help").stdout
+    for flag in SERVE_FLAGS:
+        assert flag in out
+    assert "0 picks a free one" in out
+    assert "add" in cli("faults", "--data-dir", "x", "--help").stdout
+
+
+def test_clear_errors_without_a_server(tmp_path):
+    r = cli("stats", "--data-dir", tmp_path)
+    assert r.returncode == 1 and "no emulator is running" in r.stderr
+    r = cli("query", "--data-dir", tmp_path, "SELECT 1")
+    assert r.returncode == 1 and "no emulator database" in r.stderr
+    r = cli("serve", "--data-dir", tmp_path, "--host", "0.0.0.0", "--duration", "1")
+    assert r.returncode != 0 and "loopback" in r.stderr
+
+
+def test_serve_query_stats_faults_then_offline_query(tmp_path):
+    data, info_file = tmp_path / "emu", tmp_path / "info.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elastic_channels.emulator", "serve", "--port", "0",
+         "--data-dir", str(data), "--info-file", str(info_file), "--duration", "60"],
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not info_file.exists():
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the server did not become ready"
+            time.sleep(0.05)
+        info = json.loads(info_file.read_text())
+        props = info["properties"]
+        assert props["host"] == "localhost" and props["scheme"] == "https"
+        assert props["max_buffered_kb_for_rowset_mode"] == 1048576
+        assert props["max_rowset_payload_size_mb"] == 16
+        assert os.path.exists(info["ssl_cert_file"]) and os.path.exists(props["private_key_file"])
+        assert (info["database"], info["schema"], info["pipe"]) == (
+            "EMULATOR_DB", "PUBLIC", "RESORT_SALES_PIPE",
+        )  # fmt: skip
+
+        r = cli(
+            "faults", "--data-dir", data, "add", "rows", "status", "--status", "503", "--count", "3"
+        )
+        assert r.returncode == 0 and json.loads(r.stdout)[0]["remaining"] == 3
+        stats = json.loads(cli("stats", "--data-dir", data).stdout)
+        assert stats["port"] == props["port"] and stats["faults"][0]["status"] == 503
+        r = cli("query", "--data-dir", data, "SELECT count(*) AS n FROM RESORT_SALES")
+        assert r.returncode == 0 and json.loads(r.stdout) == {"n": 0}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert proc.returncode == 0
+    assert not (data / "server.json").exists()
+    r = cli("query", "--data-dir", data, "SELECT count(*) AS n FROM RESORT_SALES")
+    assert r.returncode == 0 and json.loads(r.stdout) == {"n": 0}
+
+
+def test_serve_stops_by_itself(tmp_path):
+    r = cli("serve", "--data-dir", tmp_path / "emu", "--duration", "0.5", timeout=60)
+    assert r.returncode == 0 and json.loads(r.stdout)["url"].startswith("https://127.0.0.1:")
+
+
+def test_offline_query_sees_rows_landed_before_stop(tmp_path):
+    n = 3
+    emu = make_emulator(tmp_path)
+    body = ResortGenerator("offline", 0).next_batch(n, 1_700_000_000_000_000)
+    emu.lander.put(("EMULATOR_DB", "PUBLIC", "RESORT_SALES_PIPE", "ELASTIC"), "r",
+                   zstandard.ZstdCompressor().compress(body), "zstd", len(body))  # fmt: skip
+    emu.stop()  # lands what was acked first
+    r = cli("query", "--data-dir", tmp_path / "emu", "SELECT TXID FROM RESORT_SALES ORDER BY 1")
+    assert [json.loads(line)["TXID"] for line in r.stdout.splitlines()] == [
+        f"offline-0-{i}" for i in range(n)
+    ]

@@ -1,0 +1,103 @@
+"""Spool + lander + DuckDB store, without HTTP: bulk path, row-by-row path, recovery."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import zstandard
+
+from elastic_channels.emulator.api import ApiError, _zstd_length
+from elastic_channels.emulator.lander import Lander
+from elastic_channels.emulator.stats import Stats
+from elastic_channels.emulator.store import Store
+from elastic_channels.resort_sales import COLUMNS, ResortGenerator
+
+KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
+T_US = 1_700_000_000_000_000
+
+
+def _zstd(data: bytes) -> bytes:
+    return zstandard.ZstdCompressor().compress(data)
+
+
+@pytest.fixture
+def parts(tmp_path):
+    store = Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
+    stats = Stats()
+    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
+    lander.start()
+    yield store, stats, lander
+    lander.stop(10)
+    store.close()
+
+
+def _count(store, where="TRUE"):
+    return store.query(f"SELECT count(*) FROM RESORT_SALES WHERE {where}")[1][0][0]
+
+
+def test_clean_requests_land_in_bulk_with_blank_lines(parts):
+    store, stats, lander = parts
+    gen = ResortGenerator("bulk", 0)
+    for _ in range(3):  # chunk + SDK newline = a blank line between chunks
+        body = gen.next_batch(500, T_US) + b"\n" + gen.next_batch(500, T_US) + b"\n"
+        lander.put(KEY, "req", _zstd(body), "zstd", len(body))
+    assert lander.wait_idle(30)
+    assert _count(store) == 3000
+    assert _count(store, "_COMMIT_TIME >= SALE_TIME") == 3000
+    snap = stats.snapshot()
+    assert (snap["rows_landed"], snap["rows_rejected"]) == (3000, 0)
+    assert list(lander.spool_dir.iterdir()) == [], "landed entries leave the spool"
+
+
+def test_bad_rows_are_rejected_and_kept_while_the_rest_lands(parts):
+    store, stats, lander = parts
+    good = ResortGenerator("mixed", 0).next_batch(50, T_US)
+    row = json.loads(good.splitlines()[0])
+    bad = [
+        {**row, "TXID": "x1", "SURPRISE": True},
+        {k: v for k, v in row.items() if k != "AMOUNT"},
+        {**row, "SALE_TIME": "not a time"},
+    ]
+    body = good + b"".join(json.dumps(b).encode() + b"\n" for b in bad)
+    lander.put(KEY, "req-mixed", body, "identity", len(body))
+    clean = ResortGenerator("clean", 0).next_batch(10, T_US)
+    lander.put(KEY, "req-clean", _zstd(clean), "zstd", len(clean))
+    assert lander.wait_idle(30)
+    assert _count(store, "RUN_ID = 'mixed'") == 50
+    assert _count(store, "RUN_ID = 'clean'") == 10
+    state = stats.channel(KEY)
+    assert (state.rows_parsed, state.rows_inserted, state.rows_error_count) == (63, 60, 3)
+    assert "line 53" in state.last_error_message
+    kept = store.query("SELECT REQUEST_ID, LINE_NUMBER FROM _EMULATOR_ERRORS ORDER BY 2")[1]
+    assert kept == [("req-mixed", 51), ("req-mixed", 52), ("req-mixed", 53)]
+
+
+def test_acked_spool_entries_survive_a_restart_and_unacked_ones_do_not(tmp_path):
+    store = Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
+    lander = Lander(tmp_path / "spool", store, Stats(), fsync=False)  # never started
+    body = ResortGenerator("crash", 0).next_batch(20, T_US)
+    lander.put(KEY, "acked", _zstd(body), "zstd", len(body))
+    (tmp_path / "spool" / "999999999999.ndjson.zst").write_bytes(b"half-written, never acked")
+    store.close()
+
+    store = Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
+    stats = Stats()
+    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
+    assert not (tmp_path / "spool" / "999999999999.ndjson.zst").exists()
+    lander.start()
+    assert lander.wait_idle(30)
+    assert _count(store, "RUN_ID = 'crash'") == 20
+    lander.stop(5)
+    store.close()
+
+
+def test_zstd_bodies_are_checked_whole():
+    one = _zstd(b"a" * 100_000)
+    assert _zstd_length(one) == 100_000
+    assert _zstd_length(one + _zstd(b"b" * 10)) == 100_010
+    for damaged in (one[:-4], b"not zstd at all", one + one[:10]):
+        with pytest.raises(zstandard.ZstdError):
+            _zstd_length(damaged)
+    with pytest.raises(ApiError, match="inflates past"):
+        _zstd_length(_zstd(b"\0" * (65 << 20)))
