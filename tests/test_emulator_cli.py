@@ -43,6 +43,8 @@ def test_help_explains_every_flag():
 
 def test_clear_errors_without_a_server(tmp_path):
     r = cli("stats", "--data-dir", tmp_path)
+    assert r.returncode == 1 and "no emulator database" in r.stderr
+    r = cli("faults", "--data-dir", tmp_path, "list")
     assert r.returncode == 1 and "no emulator is running" in r.stderr
     r = cli("query", "--data-dir", tmp_path, "SELECT 1")
     assert r.returncode == 1 and "no emulator database" in r.stderr
@@ -106,3 +108,6 @@ def test_offline_query_sees_rows_landed_before_stop(tmp_path):
     assert [json.loads(line)["TXID"] for line in r.stdout.splitlines()] == [
         f"offline-0-{i}" for i in range(n)
     ]
+    stats = json.loads(cli("stats", "--data-dir", tmp_path / "emu").stdout)
+    assert stats["running"] is False and stats["rows_landed"] == n
+    assert stats["spooled_not_landed"] == 0

@@ -126,3 +126,22 @@ def test_control_endpoints(emu, call):
     status, body = call("POST", "/_emulator/query", b'{"sql": "SELEC nope"}')
     assert status == 400 and b"syntax error" in body.lower()
     assert json.loads(call("POST", "/_emulator/wait-landed", b"{}")[1]) == {"landed": True}
+
+
+def test_named_channels_open_report_status_and_drop(emu, call):
+    pipe = "/v2/streaming/databases/EMULATOR_DB/schemas/PUBLIC/pipes/RESORT_SALES_PIPE"
+    status_body = json.dumps({"channel_names": ["NAMED_1", "ELASTIC", "NEVER_OPENED"]}).encode()
+    status, body = call("PUT", pipe + "/channels/NAMED_1", b"{}", _scoped(emu))
+    assert status == 200
+    opened = json.loads(body)
+    assert opened["channel_status"]["channel_name"] == "NAMED_1"
+    assert "next_continuation_token" in opened
+    status, body = call("POST", pipe + ":bulk-channel-status", status_body, _scoped(emu))
+    statuses = json.loads(body)["channel_statuses"]
+    assert status == 200 and sorted(statuses) == ["ELASTIC", "NAMED_1"]
+    assert statuses["NAMED_1"]["channel_status_code"] == "SUCCESS"
+    assert call("DELETE", pipe + "/channels/NAMED_1", None, _scoped(emu))[0] == 200
+    assert call("DELETE", pipe + "/channels/NAMED_1", None, _scoped(emu))[0] == 404
+    named_rows = ROWS_PATH.replace("/ELASTIC/", "/NAMED_1/")
+    headers = {**_scoped(emu), "Content-Encoding": "zstd"}
+    assert call("POST", named_rows, _rows_body(1, "named")[1], headers)[0] == 404

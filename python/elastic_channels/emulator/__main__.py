@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from ..resort_sales import COLUMNS
-from .control import ControlClient, ControlError, query_offline, running_server
+from .control import ControlClient, ControlError, query_offline, running_server, stats_offline
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
 from .faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
 from .store import StoreError
@@ -112,7 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
     q.add_argument("sql", help='e.g. "SELECT count(*) FROM RESORT_SALES"')
 
-    st = sub.add_parser("stats", help="print the running emulator's counters as JSON")
+    st = sub.add_parser(
+        "stats",
+        help="print the running emulator's counters as JSON (or, when it is stopped, "
+        "what its database holds)",
+    )
     st.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
 
     f = sub.add_parser("faults", help="add, list or clear faults on a running emulator")
@@ -198,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.buffer.write(out)
             else:
                 sys.stdout.buffer.write(b"".join(query_offline(args.data_dir, args.sql)))
+            return 0
+        if args.command == "stats" and not running_server(args.data_dir):
+            print(json.dumps(stats_offline(args.data_dir), indent=2))
             return 0
         client = ControlClient(args.data_dir)
         if args.command == "stats":

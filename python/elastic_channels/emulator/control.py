@@ -14,7 +14,7 @@ from ..resort_sales import COLUMNS
 from .emulator import DB_FILE, SERVER_FILE, rows_as_json_lines
 from .store import Store
 
-__all__ = ["ControlClient", "ControlError", "query_offline", "running_server"]
+__all__ = ["ControlClient", "ControlError", "query_offline", "running_server", "stats_offline"]
 
 
 class ControlError(Exception):
@@ -83,3 +83,17 @@ def query_offline(data_dir: Path, sql: str, table: str = "RESORT_SALES") -> list
         return rows_as_json_lines(*store.query(sql))
     finally:
         store.close()
+
+
+def stats_offline(data_dir: Path, table: str = "RESORT_SALES") -> dict[str, Any]:
+    """What a stopped emulator's database holds (the live counters died with the server)."""
+    rows = query_offline(
+        data_dir,
+        f"SELECT (SELECT count(*) FROM {table}) AS rows_landed, "
+        f"(SELECT max(_COMMIT_TIME) FROM {table}) AS last_commit_time, "
+        "(SELECT count(*) FROM _EMULATOR_ERRORS) AS errors_kept",
+        table,
+    )
+    spool = Path(data_dir) / "spool"
+    pending = len(list(spool.glob("*.meta.json"))) if spool.exists() else 0
+    return {"running": False, **json.loads(rows[0]), "spooled_not_landed": pending}
