@@ -1,0 +1,376 @@
+"""The worker: paced rows -> one elastic channel, metered, at-least-once.
+
+One process = one SDK client = one elastic channel. The worker generates NDJSON
+batches at a target rate for a fixed time and appends them (preserialized, through
+``fast_append``), keeping every batch until its ack arrives. A failed ack means the
+channel is dead for good (the SDK retries the retryable errors itself, for at most
+``data_retry_total_backoff_seconds``): the worker then opens a new client and appends
+every unacked batch again. Every window it prints one JSON line; at the end, a
+summary line. It exits 0 only if every row was acked.
+
+    python -m elastic_channels.k8s_worker --profile emulator-info.json \\
+        --target-bps 20e6 --duration-seconds 10
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Callable, TextIO
+
+from elastic_channels import encoding, resort_sales
+from elastic_channels.metrics import RunTotals, Window
+from elastic_channels.pacing import Pacer
+from elastic_channels.worker_config import ConfigError, WorkerConfig, load_config
+
+log = logging.getLogger("elastic_channels.k8s_worker")
+
+
+@dataclass
+class Batch:
+    """One append's worth of rows, kept until acked."""
+
+    bid: int
+    n_rows: int
+    nbytes: int
+    data: bytes | None  # NDJSON (ffi / raw modes)
+    rows: list[Any] | None  # row objects (rows mode)
+    appended_at: float = 0.0
+    generation: int = -1  # the channel it was last appended on; -1: never appended
+    sends: int = 0
+
+
+def prepare_sdk_environment(cfg: WorkerConfig, environ: Any = None) -> None:
+    """SDK settings read at import: quiet logs on stderr, and the emulator's CA if given.
+
+    An emulator info file names the one CA its server's certificate chains to, so it
+    replaces any SSL_CERT_FILE (this process talks to that server only).
+    """
+    env = os.environ if environ is None else environ
+    env.setdefault("SS_LOG_LEVEL", "warn")
+    env.setdefault("SS_LOG_TARGET", "stderr")  # stdout carries our JSON lines
+    if cfg.ssl_cert_file:
+        env["SSL_CERT_FILE"] = cfg.ssl_cert_file
+
+
+def is_back_pressure(error: BaseException) -> bool:
+    return "ReceiverSaturated" in str(error)
+
+
+class ConnectError(RuntimeError):
+    """No channel could be opened."""
+
+
+class Session:
+    """One SDK client and its elastic channel."""
+
+    def __init__(self, cfg: WorkerConfig, generation: int, append_mode: str | None) -> None:
+        from snowflake.ingest.streaming import StreamingIngestClient
+
+        from elastic_channels.fast_append import ElasticAppender
+
+        self.generation = generation
+        self.client = StreamingIngestClient(
+            f"{cfg.run_id}-w{cfg.worker_id}-c{generation}",
+            cfg.database,
+            cfg.schema,
+            cfg.pipe,
+            properties=cfg.properties,
+        )
+        self.appender = ElasticAppender(self.client.get_elastic_channel(), append_mode)  # type: ignore[arg-type]
+
+    def close(self, timeout_s: int) -> None:
+        try:
+            self.client.close(wait_for_flush=timeout_s > 0, timeout_seconds=timeout_s)
+        except Exception as e:  # a dead channel's client may refuse to close cleanly
+            log.debug("closing client %d: %s", self.generation, e)
+
+
+class Worker:
+    def __init__(
+        self,
+        cfg: WorkerConfig,
+        *,
+        out: TextIO = sys.stdout,
+        session_factory: Callable[[WorkerConfig, int, str | None], Any] = Session,
+    ) -> None:
+        self.cfg = cfg
+        self.out = out
+        self._session_factory = session_factory
+        self.encoder = encoding.select_backend(cfg.encoder)  # type: ignore[arg-type]
+        if cfg.append_mode is not None:
+            self.append_mode: str | None = cfg.append_mode
+        elif not encoding.fast_encode_requested():
+            self.append_mode = "rows"
+        else:
+            self.append_mode = None  # ffi when the SDK allows, else raw
+        if self.append_mode == "rows":  # row objects need the Python generator
+            self.encoder = "python"
+        self.gen = encoding.make_generator(cfg.run_id, cfg.worker_id, backend=self.encoder)
+        self.first_seq = self.gen.seq
+        self.pending: dict[int, Batch] = {}
+        self.in_flight_bytes = 0
+        self.totals = RunTotals()
+        self.window = Window()
+        self._acks: collections.deque[tuple[Batch, int, Future, float]] = collections.deque()
+        self._ack_event = threading.Event()
+        self._dead: str | None = None
+        self._stopping = False
+        self._next_bid = 0
+        self.session: Any = None
+        self.generation = 0
+        self.stuck_connect = False
+
+    # --- signals ------------------------------------------------------------------
+
+    def request_stop(self, signum: int | None = None, _frame: object = None) -> None:
+        if not self._stopping and signum is not None:
+            print(f"worker {self.cfg.worker_id}: signal {signum}, draining", file=sys.stderr)
+        self._stopping = True
+        self._ack_event.set()
+
+    # --- batches ------------------------------------------------------------------
+
+    def _rows_per_batch(self) -> int:
+        probe = resort_sales.ResortGenerator(self.cfg.run_id, self.cfg.worker_id, start_seq=10**6)
+        per_row = len(probe.next_batch(1000, 0)) / 1000
+        self.bytes_per_row = per_row
+        return max(1, int(self.cfg.batch_bytes / per_row))
+
+    def _make_batch(self, n: int) -> Batch:
+        now_us = time.time_ns() // 1000
+        bid, self._next_bid = self._next_bid, self._next_bid + 1
+        if self.append_mode == "rows":
+            rows = self.gen.next_rows(n, now_us)  # type: ignore[attr-defined]
+            return Batch(bid, n, round(n * self.bytes_per_row), None, rows)
+        data = self.gen.next_batch(n, now_us)
+        return Batch(bid, n, len(data), data, None)
+
+    # --- appends and acks ---------------------------------------------------------
+
+    def _on_done(self, batch: Batch, generation: int) -> Callable[[Future], None]:
+        def done(future: Future) -> None:  # runs on an SDK thread: bookkeeping only
+            self._acks.append((batch, generation, future, time.monotonic()))
+            self._ack_event.set()
+
+        return done
+
+    def _append(self, batch: Batch) -> bool:
+        """Append on the current channel; False if the channel is dead."""
+        while True:
+            try:
+                if batch.data is not None:
+                    fut = self.session.appender.append(batch.data, batch.n_rows, batch.bid)
+                else:
+                    fut = self.session.appender.append_rows(batch.rows, batch.bid)
+            except Exception as e:
+                if is_back_pressure(e) and not self._stopping:
+                    self._wait_for_acks(0.05)
+                    continue
+                self._mark_dead(f"append raised {type(e).__name__}: {e}")
+                return False
+            break
+        if batch.generation >= 0:
+            self.totals.resent_batches += 1
+            self.totals.resent_rows += batch.n_rows
+            self.window.resent_batches += 1
+        batch.generation = self.generation
+        batch.appended_at = time.monotonic()
+        batch.sends += 1
+        fut.add_done_callback(self._on_done(batch, self.generation))
+        return True
+
+    def _mark_dead(self, reason: str) -> None:
+        if self._dead is None:
+            print(f"worker {self.cfg.worker_id}: channel lost: {reason}", file=sys.stderr)
+        self._dead = reason
+        self.totals.errors += 1
+        self.window.errors += 1
+
+    def _wait_for_acks(self, timeout: float) -> None:
+        self._ack_event.wait(timeout)
+        self._ack_event.clear()
+        self._drain_acks()
+
+    def _drain_acks(self) -> None:
+        while self._acks:
+            batch, generation, future, at = self._acks.popleft()
+            if self.pending.get(batch.bid) is not batch or batch.generation != generation:
+                continue  # a late answer from a channel already replaced
+            error = future.exception()
+            if error is not None:
+                self._mark_dead(f"append failed: {error}")
+                continue
+            del self.pending[batch.bid]
+            self.in_flight_bytes -= batch.nbytes
+            latency = at - batch.appended_at
+            self.totals.rows_acked += batch.n_rows
+            self.totals.bytes_acked += batch.nbytes
+            self.totals.latencies.append(latency)
+            self.window.acked_rows += batch.n_rows
+            self.window.latencies.append(latency)
+
+    def _open_session(self) -> None:
+        """A new client + channel. The SDK's constructor retries an unreachable server
+        for minutes and cannot be interrupted, so it runs on a thread while this one
+        stays responsive to signals and gives up after ``connect_timeout_s``."""
+        self.generation += 1
+        box: dict[str, Any] = {}
+
+        def connect() -> None:
+            try:
+                box["session"] = self._session_factory(self.cfg, self.generation, self.append_mode)
+            except BaseException as e:
+                box["error"] = e
+
+        thread = threading.Thread(target=connect, name="sdk-connect", daemon=True)
+        thread.start()
+        give_up = time.monotonic() + self.cfg.connect_timeout_s
+        while thread.is_alive():
+            if self._stopping or time.monotonic() > give_up:
+                self.stuck_connect = True
+                why = (
+                    "stopped"
+                    if self._stopping
+                    else f"no answer in {self.cfg.connect_timeout_s:g} s"
+                )
+                raise ConnectError(f"connecting to Snowflake: {why}")
+            thread.join(0.1)
+        if "error" in box:
+            raise ConnectError(f"connecting to Snowflake: {box['error']}") from box["error"]
+        self.session = box["session"]
+        self.append_mode_used = self.session.appender.mode
+
+    def _recover(self, deadline: float) -> None:
+        """Replace a dead channel and append every unacked batch on the new one."""
+        while self._dead is not None and time.monotonic() < deadline:
+            self.totals.channel_reopens += 1
+            old, self.session = self.session, None
+            if old is not None:
+                old.close(0)
+            try:
+                self._open_session()
+            except ConnectError as e:
+                print(f"worker {self.cfg.worker_id}: reopening failed: {e}", file=sys.stderr)
+                if self._stopping:
+                    return
+                time.sleep(min(2.0, max(0.0, deadline - time.monotonic())))
+                continue
+            self._dead = None
+            for batch in list(self.pending.values()):
+                if not self._append(batch):
+                    break
+
+    # --- the run ------------------------------------------------------------------
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        self.out.write(json.dumps(record) + "\n")
+        self.out.flush()
+
+    def _ids(self) -> dict[str, Any]:
+        return {"run_id": self.cfg.run_id, "worker_id": self.cfg.worker_id}
+
+    def _maybe_close_window(self, force: bool = False) -> None:
+        if force or time.monotonic() - self.window.start_mono >= self.cfg.window_s:
+            self._emit(self.window.close(len(self.pending), self.in_flight_bytes, **self._ids()))
+            self.window = Window()
+
+    def run(self) -> dict[str, Any]:
+        cfg = self.cfg
+        rows_per_batch = self._rows_per_batch()
+        try:
+            self._open_session()
+        except ConnectError as e:
+            print(f"worker {cfg.worker_id}: {e}", file=sys.stderr)
+            summary = self.totals.summary(0, **self._ids(), error=str(e))
+            self._emit(summary)
+            return summary
+        pacer = Pacer(cfg.target_bps)
+        self.totals = RunTotals()
+        self.window = Window()
+        deadline = self.totals.start_mono + cfg.duration_s
+        while not self._stopping and time.monotonic() < deadline:
+            self._drain_acks()
+            if self._dead is not None:
+                self._recover(deadline)
+            batch = self._make_batch(rows_per_batch)
+            pacer.acquire(batch.nbytes)
+            while (
+                self.in_flight_bytes + batch.nbytes > cfg.max_inflight_bytes
+                and not self._stopping
+                and self._dead is None
+            ):
+                self._wait_for_acks(0.05)
+            self.pending[batch.bid] = batch
+            self.in_flight_bytes += batch.nbytes
+            self.totals.rows_sent += batch.n_rows
+            self.totals.bytes_sent += batch.nbytes
+            self.window.rows += batch.n_rows
+            self.window.bytes += batch.nbytes
+            if self._dead is None:
+                self._append(batch)
+            self._maybe_close_window()
+        self.totals.end_mono = time.monotonic()
+        self._drain(time.monotonic() + cfg.drain_timeout_s)
+        self._maybe_close_window(force=True)
+        unacked = sum(b.n_rows for b in self.pending.values())
+        summary = self.totals.summary(
+            unacked,
+            **self._ids(),
+            encoder=self.encoder,
+            append_mode=getattr(self, "append_mode_used", self.append_mode),
+            first_seq=self.first_seq,
+            next_seq=self.gen.seq,
+            bytes_estimated=self.append_mode == "rows",
+        )
+        if self.session is not None:
+            self.session.close(0 if unacked else 10)
+        self._emit(summary)
+        return summary
+
+    def _drain(self, deadline: float) -> None:
+        """Wait for every outstanding ack, resending on a new channel if need be."""
+        while self.pending and time.monotonic() < deadline:
+            if self._dead is not None:
+                self._recover(deadline)
+                continue
+            self._wait_for_acks(min(0.1, max(0.0, deadline - time.monotonic())))
+        self._drain_acks()
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=os.environ.get("LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        cfg = load_config(argv)
+    except ConfigError as e:
+        print(f"k8s_worker: error: {e}", file=sys.stderr)
+        return 2
+    prepare_sdk_environment(cfg)
+    worker = Worker(cfg)
+    signal.signal(signal.SIGTERM, worker.request_stop)
+    signal.signal(signal.SIGINT, worker.request_stop)
+    summary = worker.run()
+    code = 0 if summary["unacked_rows"] == 0 and "error" not in summary else 1
+    if worker.stuck_connect:
+        # An SDK thread is still inside its connect retries and would hold up the
+        # interpreter's exit; everything worth keeping is already written.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
