@@ -145,6 +145,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         serve.append("--no-fsync")
     if args.verbose:
         serve.append("-v")
+    serve += ["--duckdb-threads", str(args.duckdb_threads)]
     emu = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL)
     try:
         _wait_for(tmp / "info.json", emu, 30)
@@ -160,7 +161,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         wproc = subprocess.Popen(wcmd, env=wenv)
         # Steady window: from the end of the warm-up until the worker stops sending.
         _wait_for(Path(f"{result_file}.sending"), wproc, 120)
-        t_start = time.monotonic()
+        t_start, c_start = time.monotonic(), _cpu_seconds(emu.pid)
         time.sleep(args.warmup_seconds)
         s0, c0, t0 = control.json("GET", "stats"), _cpu_seconds(emu.pid), time.monotonic()
         backlog_max = 0
@@ -173,7 +174,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         s1, c1, t1 = control.json("GET", "stats"), _cpu_seconds(emu.pid), time.monotonic()
         wproc.wait(timeout=300)
         landed_all = control.json("POST", "wait-landed", {"timeout_s": 300})["landed"]
-        t_landed = time.monotonic()
+        t_landed, c_end = time.monotonic(), _cpu_seconds(emu.pid)
         end = control.json("GET", "stats")
         w = json.loads(result_file.read_text())
     finally:
@@ -189,6 +190,9 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         if steady_bytes
         else None,
         "emulator_cores_steady": round((c1 - c0) / steady_s, 2),
+        "emulator_cpu_s_per_gb_whole_run": round(
+            (c_end - c_start) / (end["bytes_landed"] / 1e9), 2
+        ),
         "steady_window_s": round(steady_s, 1),
         "backlog_mb_at_window_start": round((s0["bytes_raw"] - s0["bytes_landed"]) / MB, 1),
         "backlog_mb_at_window_end": round((s1["bytes_raw"] - s1["bytes_landed"]) / MB, 1),
@@ -210,6 +214,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         "worker_cpu_s_per_gb": round(w["cpu_seconds"] / (w["bytes"] / 1e9), 2),
         "worker_saturated_appends": w["saturated"],
         "fsync": not args.no_fsync,
+        "duckdb_threads": args.duckdb_threads,
         "cpus": os.cpu_count(),
         "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
     }
@@ -234,6 +239,7 @@ def main() -> None:
     )
     p.add_argument("--no-fsync", action="store_true", help="run the emulator with --no-fsync")
     p.add_argument("-v", "--verbose", action="store_true", help="show the emulator's batch log")
+    p.add_argument("--duckdb-threads", type=int, default=2, help="emulator DuckDB threads (2)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--info-file", help=argparse.SUPPRESS)
     p.add_argument("--result-file", help=argparse.SUPPRESS)

@@ -10,7 +10,7 @@ import zstandard
 from elastic_channels.emulator.api import ApiError, _zstd_length
 from elastic_channels.emulator.lander import Lander
 from elastic_channels.emulator.stats import Stats
-from elastic_channels.emulator.store import Store
+from elastic_channels.emulator.store import Store, StoreError
 from elastic_channels.resort_sales import COLUMNS, ResortGenerator
 
 KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
@@ -101,3 +101,9 @@ def test_zstd_bodies_are_checked_whole():
             _zstd_length(damaged)
     with pytest.raises(ApiError, match="inflates past"):
         _zstd_length(_zstd(b"\0" * (65 << 20)))
+
+
+def test_a_table_from_another_schema_is_refused_clearly(tmp_path):
+    Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS[:3], threads=1).close()
+    with pytest.raises(StoreError, match="use a fresh --data-dir"):
+        Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)

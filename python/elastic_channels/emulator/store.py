@@ -77,6 +77,7 @@ class Store:
         if not read_only:
             self._con.execute(create_table_sql(table, columns))
             self._con.execute(_ERRORS_DDL)
+            self._check_table(db_path)
         names = [quote_ident(n) for n, _ in columns]
         self._keys_literal = "[" + ", ".join(_sql_str(n) for n, _ in columns) + "]"
         self._insert_head = (
@@ -87,6 +88,17 @@ class Store:
             f"format='newline_delimited', columns={read_json_columns(columns)}, "
             "compression='auto_detect', maximum_object_size=16777216"
         )
+
+    def _check_table(self, db_path: Path) -> None:
+        """Refuse a database whose table was made from another schema."""
+        have = [r[0] for r in self._con.execute(f"DESCRIBE {quote_ident(self.table)}").fetchall()]
+        want = [n for n, _ in self.columns] + [COMMIT_TIME_COLUMN]
+        if have != want:
+            self._con.close()
+            raise StoreError(
+                f"table {self.table} in {db_path} has columns {have}, but the schema now "
+                f"says {want}; use a fresh --data-dir (or move {db_path.name} away)"
+            )
 
     def _insert(self, cur: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> int:
         sql = f"{self._insert_head}read_json({_file_list(files)}, {self._read_opts})"
