@@ -90,16 +90,19 @@ def test_wrong_key_gets_401_and_the_client_reports_it(emu, tmp_path):
         {"action": "status", "status": 503},
         {"action": "status", "status": 429},
         {"action": "drop"},
+        {"action": "status", "status": 401},  # the SDK fetches a new scoped token
     ],
-    ids=["500", "503", "429", "drop"],
+    ids=["500", "503", "429", "drop", "401"],
 )
 def test_transient_faults_are_retried_and_rows_land_once(emu, tmp_path, fault):
     emu.faults.add("rows", count=2, **fault)
     result = run_sdk(emu, tmp_path, {"run_id": "retry", "rows": 1000, "chunk": 250})
     assert result["futures"] == ["ok"] * 4, result
     assert emu.faults.pending() == 0, "the faults never fired"
-    fired = emu.stats.snapshot()["faults_fired"]
-    assert fired == {f"rows:{fault['action']}": 2}
+    snap = emu.stats.snapshot()
+    assert snap["faults_fired"] == {f"rows:{fault['action']}": 2}
+    if fault.get("status") == 401:
+        assert snap["requests"]["token"] >= 2, "the SDK did not fetch a new scoped token"
     got = landed(emu, "retry")
     assert got.keys() == expected("retry", 1000).keys()
 
