@@ -36,13 +36,18 @@ log = logging.getLogger("elastic_channels.k8s_worker")
 
 @dataclass
 class Batch:
-    """One append's worth of rows, kept until acked."""
+    """One append's worth of rows, tracked until acked.
+
+    It holds no payload: generation is deterministic, so rows ``seq_start ..
+    seq_start + n_rows`` stamped ``sale_time_us`` are made again, byte for byte, if
+    the batch has to be resent. Unacked data is held once, by the SDK, not twice.
+    """
 
     bid: int
+    seq_start: int
     n_rows: int
+    sale_time_us: int
     nbytes: int
-    data: bytes | None  # NDJSON (ffi / raw modes)
-    rows: list[Any] | None  # row objects (rows mode)
     appended_at: float = 0.0
     generation: int = -1  # the channel it was last appended on; -1: never appended
     sends: int = 0
@@ -128,6 +133,10 @@ class Worker:
         self.session: Any = None
         self.generation = 0
         self.stuck_connect = False
+        #: CPU this thread spent generating + encoding rows, and in append calls
+        #: (which include the SDK's own append, counted apart by the appender).
+        self.gen_cpu_s = 0.0
+        self.append_cpu_s = 0.0
 
     # --- signals ------------------------------------------------------------------
 
@@ -145,14 +154,25 @@ class Worker:
         self.bytes_per_row = per_row
         return max(1, int(self.cfg.batch_bytes / per_row))
 
-    def _make_batch(self, n: int) -> Batch:
+    def _make_batch(self, n: int) -> tuple[Batch, Any]:
+        """The next batch and its payload (NDJSON bytes, or row objects in rows mode)."""
         now_us = time.time_ns() // 1000
         bid, self._next_bid = self._next_bid, self._next_bid + 1
+        seq = self.gen.seq
         if self.append_mode == "rows":
             rows = self.gen.next_rows(n, now_us)  # type: ignore[attr-defined]
-            return Batch(bid, n, round(n * self.bytes_per_row), None, rows)
+            return Batch(bid, seq, n, now_us, round(n * self.bytes_per_row)), rows
         data = self.gen.next_batch(n, now_us)
-        return Batch(bid, n, len(data), data, None)
+        return Batch(bid, seq, n, now_us, len(data)), data
+
+    def _replay(self, batch: Batch) -> Any:
+        """The payload of ``batch`` made again, identical to the first time."""
+        gen = encoding.make_generator(
+            self.cfg.run_id, self.cfg.worker_id, start_seq=batch.seq_start, backend=self.encoder
+        )
+        if self.append_mode == "rows":
+            return gen.next_rows(batch.n_rows, batch.sale_time_us)  # type: ignore[attr-defined]
+        return gen.next_batch(batch.n_rows, batch.sale_time_us)
 
     # --- appends and acks ---------------------------------------------------------
 
@@ -163,14 +183,16 @@ class Worker:
 
         return done
 
-    def _append(self, batch: Batch) -> bool:
+    def _append(self, batch: Batch, payload: Any = None) -> bool:
         """Append on the current channel; False if the channel is dead."""
+        if payload is None:
+            payload = self._replay(batch)
         while True:
             try:
-                if batch.data is not None:
-                    fut = self.session.appender.append(batch.data, batch.n_rows, batch.bid)
+                if isinstance(payload, bytes):
+                    fut = self.session.appender.append(payload, batch.n_rows, batch.bid)
                 else:
-                    fut = self.session.appender.append_rows(batch.rows, batch.bid)
+                    fut = self.session.appender.append_rows(payload, batch.bid)
             except Exception as e:
                 if is_back_pressure(e) and not self._stopping:
                     self._wait_for_acks(0.05)
@@ -301,7 +323,9 @@ class Worker:
             self._drain_acks()
             if self._dead is not None:
                 self._recover(deadline)
-            batch = self._make_batch(rows_per_batch)
+            t0 = time.thread_time()
+            batch, payload = self._make_batch(rows_per_batch)
+            self.gen_cpu_s += time.thread_time() - t0
             pacer.acquire(batch.nbytes)
             while (
                 self.in_flight_bytes + batch.nbytes > cfg.max_inflight_bytes
@@ -316,7 +340,10 @@ class Worker:
             self.window.rows += batch.n_rows
             self.window.bytes += batch.nbytes
             if self._dead is None:
-                self._append(batch)
+                t0 = time.thread_time()
+                self._append(batch, payload)
+                self.append_cpu_s += time.thread_time() - t0
+            del payload
             self._maybe_close_window()
         self.totals.end_mono = time.monotonic()
         self._drain(time.monotonic() + cfg.drain_timeout_s)
@@ -330,6 +357,9 @@ class Worker:
             first_seq=self.first_seq,
             next_seq=self.gen.seq,
             bytes_estimated=self.append_mode == "rows",
+            gen_cpu_s=round(self.gen_cpu_s, 3),
+            append_cpu_s=round(self.append_cpu_s, 3),
+            sdk_append_cpu_s=round(self.session.appender.sdk_cpu_s, 3) if self.session else None,
         )
         if self.session is not None:
             self.session.close(0 if unacked else 10)

@@ -1,0 +1,137 @@
+"""Side by side through the real SDK into the emulator: what each append path costs.
+
+    python benches/bench_worker_paths.py [--duration-seconds 20] [--rates 92e6,max]
+
+Paths (one worker process each, run one after another against one emulator process):
+  a  native rows + fast append (preserialized bytes to the SDK's FFI append)
+  b  native rows through the public API (one msgspec.Raw per row)
+  c  the Python path (msgspec Structs built in Python + public append_rows)
+each with the SDK's zstd compression on and off, at 92 MB/s and flat out ("max").
+
+Reports per run: achieved MB/s, worker CPU-seconds per GB (all threads: ours, the
+SDK's, Python's), the share of that CPU spent generating/encoding rows and in append
+calls, peak RSS, and ack latency. MB is 10**6 bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PATHS = {
+    "a": (["--append-mode", "ffi", "--encoder", "native"], {}),
+    "b": (["--append-mode", "raw", "--encoder", "native"], {}),
+    "c": ([], {"ELASTIC_FAST_JSON_ENCODE": "false"}),
+}
+
+
+def start_emulator(data_dir: Path) -> tuple[subprocess.Popen, Path]:
+    info = data_dir / "info.json"
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "elastic_channels.emulator", "serve",
+            "--data-dir", str(data_dir), "--info-file", str(info),
+            "--append-buffer-ms", "100",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    for _ in range(300):
+        if info.exists():
+            return proc, info
+        if proc.poll() is not None:
+            raise SystemExit("the emulator exited at start")
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the emulator did not start within 30 s")
+
+
+def run_worker(info: Path, path: str, rate: str, zstd: bool, seconds: float, wid: int) -> dict:
+    args, env_extra = PATHS[path]
+    target = "4e9" if rate == "max" else rate
+    cmd = [
+        sys.executable, "-m", "elastic_channels.k8s_worker", "--profile", str(info),
+        "--run-id", "bench-paths", "--worker-id", str(wid), "--target-bps", target,
+        "--duration-seconds", str(seconds), "--window-seconds", str(seconds), *args,
+    ]  # fmt: skip
+    if not zstd:
+        cmd += ["--sdk-property", "enable_rowset_compression=false"]
+    proc = subprocess.run(
+        cmd,
+        env={**os.environ, **env_extra},
+        capture_output=True,
+        text=True,
+        timeout=seconds + 180,
+        check=False,
+    )
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    summary = next((x for x in lines if x.get("type") == "summary"), None)
+    if summary is None:
+        raise SystemExit(f"worker {path}/{rate} gave no summary:\n{proc.stderr[-2000:]}")
+    cpu = summary["cpu_s"]
+    # Ours: generating + encoding rows, and the append call minus the SDK's work in it.
+    own = summary["gen_cpu_s"] + summary["append_cpu_s"] - (summary["sdk_append_cpu_s"] or 0)
+    return {
+        "path": path,
+        "rate": rate,
+        "zstd": zstd,
+        "mb_per_s": summary["mb_per_s"],
+        "cpu_s_per_gb": summary["cpu_s_per_gb"],
+        "own_cpu_share_pct": round(100 * own / cpu, 1) if cpu else None,
+        "peak_rss_mib": summary["peak_rss_mib"],
+        "ack_p50_ms": summary["ack_p50_ms"],
+        "ack_p99_ms": summary["ack_p99_ms"],
+        "unacked_rows": summary["unacked_rows"],
+        "exit": proc.returncode,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--duration-seconds", type=float, default=20.0, help="per run")
+    p.add_argument("--rates", default="92e6,max", help="bytes/s targets; max = flat out")
+    p.add_argument("--paths", default="a,b,c", help="which paths")
+    p.add_argument("--zstd", default="on,off", help="compression settings to try")
+    p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    args = p.parse_args(argv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-paths-") as tmp:
+        emu, info = start_emulator(Path(tmp))
+        try:
+            wid = 0
+            for rate in args.rates.split(","):
+                for zstd in args.zstd.split(","):
+                    for path in args.paths.split(","):
+                        r = run_worker(info, path, rate, zstd == "on", args.duration_seconds, wid)
+                        wid += 1
+                        results.append(r)
+                        print(json.dumps(r), file=sys.stderr, flush=True)
+        finally:
+            emu.terminate()
+            emu.wait(timeout=60)
+    if args.json:
+        for r in results:
+            print(json.dumps(r))
+        return 0
+    print(
+        "| path | target | zstd | MB/s | CPU-s/GB | own CPU % | peak RSS MiB | ack p50/p99 ms |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|"
+    )
+    for r in results:
+        target = "max" if r["rate"] == "max" else f"{float(r['rate']) / 1e6:g} MB/s"
+        print(
+            f"| {r['path']} | {target} | {'on' if r['zstd'] else 'off'} | {r['mb_per_s']:.1f} | "
+            f"{r['cpu_s_per_gb']:.2f} | {r['own_cpu_share_pct']} | {r['peak_rss_mib']:.0f} | "
+            f"{r['ack_p50_ms']}/{r['ack_p99_ms']} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
