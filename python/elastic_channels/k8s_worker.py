@@ -272,8 +272,17 @@ class Worker:
         self.append_mode_used = self.session.appender.mode
 
     def _recover(self, deadline: float) -> None:
-        """Replace a dead channel and append every unacked batch on the new one."""
+        """Replace a dead channel and append every unacked batch on the new one.
+
+        Reopening backs off (0.5 s doubling to 8 s) when channels keep dying, so a
+        server that refuses everything is not hammered; ``deadline`` bounds it all.
+        """
+        attempt = 0
         while self._dead is not None and time.monotonic() < deadline:
+            if attempt:
+                pause = min(0.5 * 2 ** (attempt - 1), 8.0, max(0.0, deadline - time.monotonic()))
+                self._ack_event.wait(pause)  # a signal sets it: stop waiting then
+            attempt += 1
             self.totals.channel_reopens += 1
             old, self.session = self.session, None
             if old is not None:
@@ -284,7 +293,6 @@ class Worker:
                 print(f"worker {self.cfg.worker_id}: reopening failed: {e}", file=sys.stderr)
                 if self._stopping:
                     return
-                time.sleep(min(2.0, max(0.0, deadline - time.monotonic())))
                 continue
             self._dead = None
             for batch in list(self.pending.values()):
