@@ -56,10 +56,10 @@ RUN case "$TARGETARCH" in \
         || exit 1; \
     sdk=(); \
     if [ "$WITH_SDK" = 1 ]; then sdk=("snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}"); fi; \
+    plat=(); \
+    for glibc in $(seq 36 -1 17); do plat+=(--platform "manylinux_2_${glibc}_$arch"); done; \
     /opt/build/bin/pip install --no-cache-dir --target /opt/app --find-links /vendor \
-        --only-binary=:all: --implementation cp --python-version 3.11 \
-        --platform "manylinux_2_34_$arch" --platform "manylinux_2_28_$arch" \
-        --platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" \
+        --only-binary=:all: --implementation cp --python-version 3.11 "${plat[@]}" \
         /wheels/*.whl "${sdk[@]}" \
     || { echo "pip could not install for linux/$TARGETARCH. snowpipe-streaming" \
               "${SNOWPIPE_STREAMING_VERSION} has no linux/$TARGETARCH wheel on PyPI?" \

@@ -103,11 +103,14 @@ debootstrap_rootfs() { # arch dir
             "$SUITE" "$dir" "$mirror" >"$dir.log" 2>&1 ||
             { tail -20 "$dir.log" >&2; exit 1; }
     else
-        # Foreign architecture: unpack only (no emulated maintainer scripts needed for
-        # a runtime that only COPYs files in and runs python3).
+        # Foreign architecture: debootstrap's first stage only downloads and unpacks
+        # the essential set; unpack every fetched package (python3 included) with
+        # dpkg-deb. No maintainer script runs (that would need emulation), which a
+        # runtime that only COPYs files in and runs python3 does not need.
         debootstrap --foreign --arch="$arch" --variant=minbase \
             --include=python3,ca-certificates "$SUITE" "$dir" "$mirror" >"$dir.log" 2>&1 ||
             { tail -20 "$dir.log" >&2; exit 1; }
+        for deb in "$dir"/var/cache/apt/archives/*.deb; do dpkg-deb -x "$deb" "$dir"; done
         rm -rf "$dir/debootstrap"
     fi
     rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
@@ -153,7 +156,15 @@ if [ "$ARCH" = arm64 ] && ! ls deploy/wheels/snowpipe_streaming-*aarch64*.whl >/
         "building the arm64 image with WITH_SDK=0" >&2
     with_sdk=0
 fi
-"${BUILDAH[@]}" bud --isolation chroot --layers --platform "linux/$ARCH" \
+# --format docker: the OCI format has no SHELL, which the Dockerfile's build stage uses.
+# The RUN steps reach PyPI, crates.io and Debian through this machine's network, so
+# they get this machine's CA bundle (it may hold a CA the fresh rootfs does not).
+ca_mount=()
+if [ -s /etc/ssl/certs/ca-certificates.crt ]; then
+    ca_mount=(--volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro)
+fi
+"${BUILDAH[@]}" bud --isolation chroot --layers --format docker --platform "linux/$ARCH" \
+    "${ca_mount[@]}" \
     --build-arg "BUILDER_IMAGE=$BUILDER_BASE" --build-arg "RUNTIME_IMAGE=$RUNTIME_BASE" \
     --build-arg "WITH_SDK=$with_sdk" -t "$TAG" -f Dockerfile .
 "${BUILDAH[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -F "${TAG#localhost/}" || true
@@ -219,9 +230,18 @@ in_image -v "$WORK:$WORK:ro" --env "SSL_CERT_FILE=$cert" --env SS_LOG_LEVEL=erro
     python3 -m elastic_channels.k8s_worker --run-id image-smoke --worker-id 7 \
     --target-bps 2000000 --duration-seconds 5 --profile "$emu_dir/info.json" >"$WORK/worker.out"
 tail -1 "$WORK/worker.out"
-rows=$(python3 -m elastic_channels.emulator query --data-dir "$emu_dir" \
-    "SELECT count(*) AS n FROM RESORT_SALES WHERE RUN_ID = 'image-smoke' AND WORKER_ID = 7" |
-    python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['n'])")
-echo "emulator landed $rows rows from the worker in the image"
-[ "$rows" -gt 0 ] || { echo "build_image: no rows landed" >&2; exit 1; }
+acked=$(tail -1 "$WORK/worker.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['rows_acked'])")
+[ "$acked" -gt 0 ] || { echo "build_image: the worker had no rows acked" >&2; exit 1; }
+# An ack means the emulator has the rows in its spool; they land in DuckDB shortly
+# after. Delivery is at-least-once, so wait for at least the acked count.
+rows=0
+for _ in $(seq 60); do
+    rows=$(python3 -m elastic_channels.emulator query --data-dir "$emu_dir" \
+        "SELECT count(*) AS n FROM RESORT_SALES WHERE RUN_ID = 'image-smoke' AND WORKER_ID = 7" |
+        python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['n'])")
+    [ "$rows" -ge "$acked" ] && break
+    sleep 1
+done
+echo "the worker in the image had $acked rows acked; the emulator's table holds $rows of them"
+[ "$rows" -ge "$acked" ] || { echo "build_image: only $rows of $acked acked rows landed" >&2; exit 1; }
 step "done"

@@ -1,31 +1,37 @@
 #!/usr/bin/env bash
 # arm64 (aarch64-unknown-linux-gnu) as a first-class target, on an x86_64 box:
 #   1. cross-build the abi3 wheel with maturin and the GNU cross linker,
-#   2. run the Rust unit tests and the criterion benches (test mode) under qemu-aarch64.
+#   2. run the Rust unit tests and the criterion benches (test mode) under qemu-aarch64,
+#   3. run the Python parity suite against that wheel, in Debian's aarch64 CPython 3.11
+#      under qemu-aarch64 (the rootfs is unpacked with debootstrap --foreign + dpkg-deb,
+#      the test dependencies are pip-installed for the aarch64 platform).
 #
-#   bash scripts/ci_arm64.sh            # everything (installs what it needs, as root)
+#   bash scripts/ci_arm64.sh                # everything (installs what it needs, as root)
 #   bash scripts/ci_arm64.sh --no-install   # assume the toolchain is already there
+#   bash scripts/ci_arm64.sh --no-python    # skip step 3
 #
 # On a real Graviton machine none of this is needed; there the benches run with
 #   cargo bench --bench row_writer
-# The Python parity suite is not run against the aarch64 wheel: see docs/FLEET.md
-# ("arm64") for why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGET=aarch64-unknown-linux-gnu
 SYSROOT=/usr/aarch64-linux-gnu
 WHEEL_DIR=target/wheels/$TARGET
+PY_ROOT=target/aarch64-python
+PARITY_TESTS=(tests/test_parity.py tests/test_golden.py tests/test_errors.py tests/test_model.py)
 install=1
+python_suite=1
 for arg in "$@"; do
     case "$arg" in
         --no-install) install=0 ;;
+        --no-python) python_suite=0 ;;
         -h | --help)
-            sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
-            echo "ci_arm64: unknown argument '$arg' (expected --no-install or --help)" >&2
+            echo "ci_arm64: unknown argument '$arg' (expected --no-install, --no-python or --help)" >&2
             exit 2
             ;;
     esac
@@ -39,6 +45,9 @@ if [ "$install" = 1 ]; then
     command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
     [ -e "$SYSROOT/lib/ld-linux-aarch64.so.1" ] || need+=(libc6-dev-arm64-cross)
     command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+    if [ "$python_suite" = 1 ]; then
+        command -v debootstrap >/dev/null || need+=(debootstrap)
+    fi
     if [ "${#need[@]}" -gt 0 ]; then
         if [ "$(id -u)" != 0 ]; then
             echo "ci_arm64: missing ${need[*]}; install them (apt-get) or run as root" >&2
@@ -97,5 +106,44 @@ cargo test --locked --target "$TARGET" --lib
 
 step "rust: criterion benches in test mode under qemu-aarch64"
 cargo test --locked --target "$TARGET" --benches
+
+if [ "$python_suite" = 1 ]; then
+    rootfs=$PY_ROOT/rootfs
+    if [ ! -x "$rootfs/usr/bin/python3.11" ]; then
+        step "python: Debian's aarch64 CPython 3.11 (debootstrap --foreign + dpkg-deb, no emulated scripts)"
+        command -v debootstrap >/dev/null || { echo "ci_arm64: debootstrap not found" >&2; exit 1; }
+        mirror=${DEBIAN_MIRROR:-$(
+            {
+                grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' || true
+                grep -hs '^deb ' /etc/apt/sources.list | awk '{print $2}' || true
+            } | grep -v security | head -1 || true
+        )}
+        [ -n "$mirror" ] || { echo "ci_arm64: no Debian mirror found; set DEBIAN_MIRROR" >&2; exit 1; }
+        rm -rf "$rootfs"
+        mkdir -p "$PY_ROOT"
+        debootstrap --foreign --arch=arm64 --variant=minbase --include=python3 \
+            bookworm "$rootfs" "$mirror" >"$PY_ROOT/debootstrap.log" 2>&1 ||
+            { tail -20 "$PY_ROOT/debootstrap.log" >&2; exit 1; }
+        for deb in "$rootfs"/var/cache/apt/archives/*.deb; do dpkg-deb -x "$deb" "$rootfs"; done
+        rm -rf "$rootfs"/var/cache/apt/archives/*.deb
+    fi
+
+    step "python: the aarch64 wheel + test dependencies for linux/aarch64 CPython 3.11"
+    site=$PY_ROOT/site
+    rm -rf "$site"
+    plat=()
+    # The runtime here is bookworm's glibc 2.36: every manylinux tag up to it.
+    for glibc in $(seq 36 -1 17); do plat+=(--platform "manylinux_2_${glibc}_aarch64"); done
+    python3 -m pip install --quiet --disable-pip-version-check --no-cache-dir \
+        --target "$site" --only-binary=:all: --implementation cp --python-version 3.11 \
+        "${plat[@]}" "$wheel" "pytest>=8" "hypothesis>=6.100" "orjson>=3.9"
+
+    aarch64_python=(qemu-aarch64 -L "$rootfs" "$rootfs/usr/bin/python3.11")
+    PYTHONPATH=$site "${aarch64_python[@]}" -c \
+        "import platform, elastic_native._elastic_native as n; print('native module on', platform.machine(), n.__file__)"
+
+    step "python: parity suite against the aarch64 wheel under qemu-aarch64"
+    PYTHONPATH=$site "${aarch64_python[@]}" -m pytest -q -p no:cacheprovider "${PARITY_TESTS[@]}"
+fi
 
 step "done"

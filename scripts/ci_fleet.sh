@@ -3,11 +3,27 @@
 # render the Kubernetes manifests without a cluster, and run the manifest and setup-SQL
 # tests. Needs no cluster, no Snowflake and no container engine.
 #
-#   bash scripts/ci_fleet.sh
+#   bash scripts/ci_fleet.sh              # everything
+#   bash scripts/ci_fleet.sh --no-tests   # lints + renders only (when pytest runs the tests anyway)
 #
 # The image build itself is opt-in (slow): bash scripts/build_image.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+run_tests=1
+for arg in "$@"; do
+    case "$arg" in
+        --no-tests) run_tests=0 ;;
+        -h | --help)
+            sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "ci_fleet: unknown argument '$arg' (expected --no-tests or --help)" >&2
+            exit 2
+            ;;
+    esac
+done
 
 step() { printf '\n==> [fleet] %s (%ss)\n' "$*" "$SECONDS"; }
 pip_install() { python3 -m pip install --quiet --disable-pip-version-check "$@"; }
@@ -44,7 +60,9 @@ step "setup: python -m elastic_channels.setup --print"
 python3 -m elastic_channels.setup --database DEMO --schema PUBLIC --print >/dev/null
 echo ok
 
-step "tests: manifests and setup SQL"
-python3 -m pytest -q -p no:cacheprovider tests/test_fleet_manifests.py tests/test_setup_sql.py
+if [ "$run_tests" = 1 ]; then
+    step "tests: manifests and setup SQL"
+    python3 -m pytest -q -p no:cacheprovider tests/test_fleet_manifests.py tests/test_setup_sql.py
+fi
 
 step "done"
