@@ -1,0 +1,374 @@
+"""The worker's configuration: flags over environment over defaults, the worker id's
+sources, errors that name what to fix, and which targets get the emulator-only
+properties. Everything runs in-process on ``load_config(argv, environ)`` with an
+explicit environment, except ``--help`` and a bad start, which run the real command.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from elastic_channels.k8s_worker import prepare_sdk_environment
+from elastic_channels.worker_config import (
+    EMULATOR_ONLY_PROPERTIES,
+    ConfigError,
+    load_config,
+    worker_id_from_env,
+)
+
+#: Flags naming a target with no profile (a real account would look like this).
+ACCOUNT = ["--account", "ACME", "--user", "U", "--database", "DB", "--schema", "S"]
+#: A host name with no pod ordinal, so the worker id comes from elsewhere.
+NO_ORDINAL = {"HOSTNAME": "laptop"}
+
+
+@pytest.fixture
+def emulator_profile(tmp_path):
+    """An emulator info file (``Emulator.info()``'s shape) with a real key file."""
+    key = tmp_path / "user.p8"
+    key.write_text("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n")
+    info = {
+        "url": "https://127.0.0.1:4443",
+        "ssl_cert_file": str(tmp_path / "ca.pem"),
+        "private_key_file": str(key),
+        "properties": {
+            "account": "EMULATOR",
+            "user": "EMULATOR_USER",
+            "role": "ACCOUNTADMIN",
+            "private_key_file": str(key),
+            "host": "localhost",
+            "port": 4443,
+            "scheme": "https",
+            **EMULATOR_ONLY_PROPERTIES,
+        },
+        "database": "EMULATOR_DB",
+        "schema": "PUBLIC",
+        "pipe": "RESORT_SALES_PIPE",
+        "table": "RESORT_SALES",
+        "data_dir": str(tmp_path),
+    }
+    path = tmp_path / "info.json"
+    path.write_text(json.dumps(info))
+    return path
+
+
+# --- where values come from -------------------------------------------------------------
+
+
+def test_defaults():
+    cfg = load_config(ACCOUNT, NO_ORDINAL)
+    assert (cfg.target_bps, cfg.duration_s, cfg.batch_bytes) == (92e6, 60.0, 1_000_000)
+    assert cfg.worker_id == 0 and cfg.run_id.startswith("run-")
+    assert cfg.pipe == "RESORT_SALES_PIPE"
+    assert cfg.properties["data_retry_total_backoff_seconds"] == 30
+    assert (cfg.encoder, cfg.append_mode, cfg.ssl_cert_file) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("flag", "var", "flag_value", "env_value", "attr", "expected"),
+    [
+        ("--target-bps", "TARGET_BPS", "5e6", "7e6", "target_bps", 5e6),
+        ("--duration-seconds", "DURATION_SECONDS", "12", "99", "duration_s", 12.0),
+        ("--batch-bytes", "BATCH_BYTES", "200000", "300000", "batch_bytes", 200_000),
+        ("--run-id", "RUN_ID", "from-flag", "from-env", "run_id", "from-flag"),
+        ("--worker-id", "WORKER_ID", "4", "9", "worker_id", 4),
+        ("--database", "SNOWFLAKE_DATABASE", "FLAGDB", "ENVDB", "database", "FLAGDB"),
+        ("--schema", "SNOWFLAKE_SCHEMA", "FLAGS", "ENVS", "schema", "FLAGS"),
+        ("--pipe", "SNOWFLAKE_PIPE", "FLAGP", "ENVP", "pipe", "FLAGP"),
+    ],
+)
+def test_flags_beat_environment(flag, var, flag_value, env_value, attr, expected):
+    env = {**NO_ORDINAL, "SNOWFLAKE_DATABASE": "DB", "SNOWFLAKE_SCHEMA": "S", var: env_value}
+    argv = ["--account", "ACME"]
+    assert getattr(load_config([*argv, flag, flag_value], env), attr) == expected
+    # ... and without the flag the variable is used.
+    from_env = getattr(load_config(argv, env), attr)
+    assert from_env == type(expected)(env_value)
+
+
+@pytest.mark.parametrize(
+    ("flag", "var", "prop"),
+    [
+        ("--account", "SNOWFLAKE_ACCOUNT", "account"),
+        ("--user", "SNOWFLAKE_USER", "user"),
+        ("--role", "SNOWFLAKE_ROLE", "role"),
+        ("--host", "SNOWFLAKE_HOST", "host"),
+    ],
+)
+def test_connection_flags_beat_environment(flag, var, prop):
+    argv = [*ACCOUNT, flag, "from-flag"]
+    assert load_config(argv, {**NO_ORDINAL, var: "from-env"}).properties[prop] == "from-flag"
+
+
+def test_port_flag_beats_environment():
+    cfg = load_config([*ACCOUNT, "--port", "8443"], {**NO_ORDINAL, "SNOWFLAKE_PORT": "9443"})
+    assert cfg.properties["port"] == 8443
+
+
+def test_connection_from_the_environment_alone(tmp_path):
+    key = tmp_path / "k.p8"
+    key.write_text("PEM TEXT")
+    env = {
+        **NO_ORDINAL,
+        "SNOWFLAKE_ACCOUNT": "ACME",
+        "SNOWFLAKE_USER": "U",
+        "SNOWFLAKE_PRIVATE_KEY_FILE": str(key),
+        "SNOWFLAKE_DATABASE": "DB",
+        "SNOWFLAKE_SCHEMA": "S",
+    }
+    cfg = load_config([], env)
+    assert cfg.properties["account"] == "ACME"
+    assert cfg.properties["private_key"] == "PEM TEXT"
+    assert "private_key_file" not in cfg.properties
+    assert (cfg.database, cfg.schema) == ("DB", "S")
+
+
+def test_sdk_property_flag_beats_the_environments_json():
+    env = {**NO_ORDINAL, "SNOWPIPE_SDK_PROPERTIES": '{"a": 1, "b": 2}'}
+    cfg = load_config([*ACCOUNT, "--sdk-property", "b=flag"], env)
+    assert (cfg.properties["a"], cfg.properties["b"]) == (1, "flag")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: --retry-backoff-seconds only setdefault()s data_retry_total_backoff_seconds "
+    "after SNOWPIPE_SDK_PROPERTIES (and the profile) are applied, so the env wins over the flag "
+    "and cfg.retry_backoff_s disagrees with what the SDK gets",
+)
+def test_retry_backoff_flag_beats_the_environments_json():
+    env = {**NO_ORDINAL, "SNOWPIPE_SDK_PROPERTIES": '{"data_retry_total_backoff_seconds": 600}'}
+    cfg = load_config([*ACCOUNT, "--retry-backoff-seconds", "5"], env)
+    assert cfg.properties["data_retry_total_backoff_seconds"] == 5
+
+
+def test_an_emulator_profile_supplies_target_and_ca(emulator_profile):
+    cfg = load_config(["--profile", str(emulator_profile)], NO_ORDINAL)
+    assert (cfg.database, cfg.schema, cfg.pipe) == ("EMULATOR_DB", "PUBLIC", "RESORT_SALES_PIPE")
+    assert cfg.ssl_cert_file and cfg.ssl_cert_file.endswith("ca.pem")
+    assert cfg.properties["private_key"].startswith("-----BEGIN PRIVATE KEY-----")
+    assert cfg.is_loopback
+    # The profile path may come from the environment too; flags still win over it.
+    env = {**NO_ORDINAL, "SNOWFLAKE_PROFILE": str(emulator_profile)}
+    assert load_config(["--database", "OTHER"], env).database == "OTHER"
+
+
+def test_an_sdk_profile_is_taken_as_connection_properties(tmp_path):
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"account": "ACME", "user": "U", "private_key": "PEM"}))
+    cfg = load_config(["--profile", str(profile), "--database", "D", "--schema", "S"], NO_ORDINAL)
+    assert cfg.properties["account"] == "ACME" and cfg.ssl_cert_file is None
+
+
+# --- the worker id ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"WORKER_ID": "7", "JOB_COMPLETION_INDEX": "3", "HOSTNAME": "resort-worker-5"}, 7),
+        ({"JOB_COMPLETION_INDEX": "3", "HOSTNAME": "resort-worker-5"}, 3),
+        ({"WORKER_ID": "", "JOB_COMPLETION_INDEX": "3", "HOSTNAME": "w-5"}, 3),
+        ({"HOSTNAME": "resort-worker-5"}, 5),
+        ({"HOSTNAME": "resort-worker-12"}, 12),
+        ({"HOSTNAME": "laptop"}, None),
+        ({"HOSTNAME": "worker-5x"}, None),
+    ],
+)
+def test_worker_id_sources_in_order(env, expected):
+    assert worker_id_from_env(env) == expected
+    assert load_config(ACCOUNT, env).worker_id == (0 if expected is None else expected)
+
+
+def test_worker_id_flag_beats_every_variable():
+    env = {"WORKER_ID": "7", "JOB_COMPLETION_INDEX": "3", "HOSTNAME": "resort-worker-5"}
+    assert load_config([*ACCOUNT, "--worker-id", "11"], env).worker_id == 11
+
+
+# --- errors name what to fix ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        ([], {"TARGET_BPS": "fast"}, "TARGET_BPS must be a float, got 'fast'"),
+        ([], {"DURATION_SECONDS": "1m"}, "DURATION_SECONDS must be a float, got '1m'"),
+        ([], {"BATCH_BYTES": "1e6"}, "BATCH_BYTES must be a int, got '1e6'"),
+        ([], {"WORKER_ID": "w3"}, "WORKER_ID must be an integer, got 'w3'"),
+        ([], {"JOB_COMPLETION_INDEX": "x"}, "JOB_COMPLETION_INDEX must be an integer"),
+        (["--target-bps", "0"], {}, "--target-bps must be > 0"),
+        (["--duration-seconds", "-1"], {}, "--duration-seconds must be > 0"),
+        (["--batch-bytes", "999"], {}, "--batch-bytes must be >= 1000"),
+        (["--window-seconds", "0"], {}, "--window-seconds must be > 0"),
+        (["--worker-id", "-1"], {}, "--worker-id must be >= 0"),
+        (["--retry-backoff-seconds", "0"], {}, "--retry-backoff-seconds must be > 0"),
+        (
+            ["--batch-bytes", "2000000", "--max-inflight-bytes", "1000000"],
+            {},
+            "--max-inflight-bytes (1000000) must be >= --batch-bytes (2000000)",
+        ),
+        (["--sdk-property", "novalue"], {}, "--sdk-property expects KEY=VALUE"),
+        ([], {"SNOWPIPE_SDK_PROPERTIES": "{nope"}, "SNOWPIPE_SDK_PROPERTIES is not JSON"),
+        ([], {"SNOWPIPE_SDK_PROPERTIES": "[1]"}, "SNOWPIPE_SDK_PROPERTIES must be a JSON object"),
+    ],
+)
+def test_bad_values_name_the_flag_or_variable(argv, env, message):
+    with pytest.raises(ConfigError) as info:
+        load_config([*ACCOUNT, *argv], {**NO_ORDINAL, **env})
+    assert message in str(info.value)
+
+
+def test_missing_pieces_are_named(tmp_path):
+    with pytest.raises(ConfigError, match="no Snowflake connection: give --profile"):
+        load_config([], NO_ORDINAL)
+    with pytest.raises(ConfigError, match="no database: give --database or SNOWFLAKE_DATABASE"):
+        load_config(["--account", "A"], NO_ORDINAL)
+    with pytest.raises(ConfigError, match="no schema: give --schema or SNOWFLAKE_SCHEMA"):
+        load_config(["--account", "A", "--database", "D"], NO_ORDINAL)
+    missing = tmp_path / "nope.p8"
+    with pytest.raises(ConfigError, match=f"private key file {missing}"):
+        load_config([*ACCOUNT, "--private-key-file", str(missing)], NO_ORDINAL)
+
+
+def test_bad_profiles_are_named(tmp_path):
+    absent = tmp_path / "absent.json"
+    with pytest.raises(ConfigError, match=f"--profile {absent}: No such file"):
+        load_config(["--profile", str(absent)], NO_ORDINAL)
+    garbled = tmp_path / "garbled.json"
+    garbled.write_text("{")
+    with pytest.raises(ConfigError, match="not JSON"):
+        load_config(["--profile", str(garbled)], NO_ORDINAL)
+    listed = tmp_path / "list.json"
+    listed.write_text("[]")
+    with pytest.raises(ConfigError, match="expected a JSON object"):
+        load_config(["--profile", str(listed)], NO_ORDINAL)
+
+
+def test_a_malformed_flag_value_is_an_argparse_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        load_config([*ACCOUNT, "--target-bps", "fast"], NO_ORDINAL)
+    assert info.value.code == 2
+    assert "--target-bps" in capsys.readouterr().err
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: load_config accepts a run id the generator refuses (> 128 chars) and a worker "
+    "id above 2**31-1; the worker then dies in Worker() with a bare ValueError traceback and no "
+    "summary line, instead of exit 2 with a ConfigError naming the flag",
+)
+@pytest.mark.parametrize(
+    ("argv", "env", "name"),
+    [
+        (["--run-id", "r" * 129], {}, "--run-id"),
+        (["--worker-id", str(2**31)], {}, "--worker-id"),
+        ([], {"WORKER_ID": str(2**31)}, "WORKER_ID"),
+    ],
+    ids=["run-id-too-long", "worker-id-flag-too-big", "worker-id-env-too-big"],
+)
+def test_values_the_generator_refuses_are_config_errors(argv, env, name):
+    with pytest.raises(ConfigError, match=name):
+        load_config([*ACCOUNT, *argv], {**NO_ORDINAL, **env})
+
+
+# --- emulator-only properties ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "127.0.0.2", "::1"])
+def test_loopback_keeps_the_emulator_only_properties(emulator_profile, host):
+    cfg = load_config(["--profile", str(emulator_profile), "--host", host], NO_ORDINAL)
+    assert cfg.is_loopback
+    for key, value in EMULATOR_ONLY_PROPERTIES.items():
+        assert cfg.properties[key] == value
+
+
+@pytest.mark.parametrize("host", ["acme-xy12345.snowflakecomputing.com", "10.0.0.8", "::2"])
+def test_other_hosts_lose_the_emulator_only_properties(emulator_profile, host):
+    cfg = load_config(["--profile", str(emulator_profile), "--host", host], NO_ORDINAL)
+    assert not cfg.is_loopback
+    assert not EMULATOR_ONLY_PROPERTIES.keys() & cfg.properties.keys()
+
+
+def test_no_host_at_all_is_not_loopback():
+    """A real account usually names no host: it must not get the inline-mode properties,
+    however they were passed."""
+    env = {**NO_ORDINAL, "SNOWPIPE_SDK_PROPERTIES": json.dumps(EMULATOR_ONLY_PROPERTIES)}
+    argv = [*ACCOUNT, "--sdk-property", "max_rowset_payload_size_mb=16"]
+    cfg = load_config(argv, env)
+    assert not EMULATOR_ONLY_PROPERTIES.keys() & cfg.properties.keys()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug (minor): is_loopback is host.startswith('127.'), so a DNS name such as "
+    "127.example.com counts as loopback and keeps the emulator-only properties",
+)
+def test_a_dns_name_starting_with_127_is_not_loopback(emulator_profile):
+    cfg = load_config(["--profile", str(emulator_profile), "--host", "127.example.com"], NO_ORDINAL)
+    assert not cfg.is_loopback
+
+
+# --- the SDK's environment ------------------------------------------------------------------
+
+
+def test_sdk_logs_default_to_warn_on_stderr_unless_set(emulator_profile):
+    cfg = load_config(ACCOUNT, NO_ORDINAL)
+    env: dict[str, str] = {"SSL_CERT_FILE": "/etc/ssl/corp.pem"}
+    prepare_sdk_environment(cfg, env)
+    assert env == {
+        "SS_LOG_LEVEL": "warn",
+        "SS_LOG_TARGET": "stderr",
+        "SSL_CERT_FILE": "/etc/ssl/corp.pem",  # a real account: the usual trust store
+    }
+    env = {"SS_LOG_LEVEL": "debug"}
+    prepare_sdk_environment(load_config(["--profile", str(emulator_profile)], NO_ORDINAL), env)
+    assert env["SS_LOG_LEVEL"] == "debug"
+    assert env["SSL_CERT_FILE"].endswith("ca.pem")  # the emulator's CA
+
+
+# --- the command -------------------------------------------------------------------------
+
+
+def _run(args: list[str], env: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "elastic_channels.k8s_worker", *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def _clean_env() -> dict[str, str]:
+    import os
+
+    keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV", "PYENV_VERSION")
+    return {k: os.environ[k] for k in keep if k in os.environ} | {"HOSTNAME": "laptop"}
+
+
+def test_help_works(tmp_path):
+    done = _run(["--help"], _clean_env(), tmp_path)
+    assert done.returncode == 0, done.stderr
+    for text in (
+        "--target-bps",
+        "--duration-seconds",
+        "--profile",
+        "--append-mode",
+        "--retry-backoff-seconds",
+        "WORKER_ID",
+        "JOB_COMPLETION_INDEX",
+        "RUN_ID",
+    ):
+        assert text in done.stdout, text
+    assert not done.stderr
+
+
+def test_a_config_error_exits_2_with_the_message_and_no_json(tmp_path):
+    done = _run(["--account", "A", "--database", "D"], _clean_env(), tmp_path)
+    assert done.returncode == 2
+    assert "k8s_worker: error: no schema: give --schema or SNOWFLAKE_SCHEMA" in done.stderr
+    assert done.stdout == ""

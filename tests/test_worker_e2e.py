@@ -1,0 +1,451 @@
+"""The worker end to end: the real SDK, over HTTPS, into the emulator, as a child process.
+
+Each test runs ``python -m elastic_channels.k8s_worker`` against one emulator shared by
+the module (each test has its own run id; emulator counters are compared before and
+after), then checks what landed from the table itself: no seq in
+``[first_seq, next_seq)`` missing, and for clean runs the exact bytes, regenerated batch
+by batch from the landed rows' stamps.
+
+Byte accounting: the SDK sends every appended chunk followed by one ``\\n``, and the
+emulator's ``bytes_raw`` counts uncompressed request bodies. So for a run in which each
+batch was appended once, ``bytes_raw == NDJSON bytes generated + number of appends``.
+"""
+
+from __future__ import annotations
+
+import decimal
+import io
+import json
+import signal
+import socket
+import time
+from concurrent.futures import Future
+from typing import Any
+
+import msgspec
+import pytest
+
+from elastic_channels.resort_sales import COLUMNS, ResortGenerator
+from emulator_support import make_emulator, sdk_available
+from worker_support import (
+    NO_NATIVE_BOOTSTRAP,
+    SUMMARY_KEYS,
+    WINDOW_KEYS,
+    WorkerRun,
+    counters_since,
+    elastic_native,
+    emulator_counters,
+    expected_raw_bytes,
+    landed,
+    regenerate,
+    run_worker,
+    worker_args,
+    worker_env,
+)
+
+pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
+
+#: The issue's minimum summary keys: present even when the worker could not connect.
+ISSUE_SUMMARY_KEYS = frozenset(
+    {
+        "run_id",
+        "worker_id",
+        "rows_sent",
+        "rows_acked",
+        "bytes_sent",
+        "seconds",
+        "mb_per_s",
+        "rows_per_s",
+        "ack_p50_ms",
+        "ack_p99_ms",
+        "resent_batches",
+        "unacked_rows",
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory):
+    emulator = make_emulator(tmp_path_factory.mktemp("worker-e2e"))
+    try:
+        yield emulator
+    finally:
+        emulator.stop()
+
+
+@pytest.fixture
+def profile(emu, tmp_path):
+    """The emulator's info JSON, as the worker's ``--profile``; no faults left over."""
+    emu.faults.clear()
+    path = tmp_path / "emulator-info.json"
+    path.write_text(json.dumps(emu.info()))
+    yield path
+    emu.faults.clear()
+
+
+def check_complete(result, run_id: str, worker_id: int) -> dict:
+    """Exit 0, well-formed window lines, a complete summary whose counters agree."""
+    assert result.returncode == 0, str(result)
+    s = result.summary
+    assert SUMMARY_KEYS <= s.keys(), f"summary lacks {sorted(SUMMARY_KEYS - s.keys())}"
+    assert "error" not in s, s
+    assert (s["run_id"], s["worker_id"]) == (run_id, worker_id)
+    assert s["unacked_rows"] == 0
+    assert s["rows_sent"] == s["rows_acked"] == s["next_seq"] - s["first_seq"] > 0
+    assert s["ack_p50_ms"] is not None and s["ack_p50_ms"] <= s["ack_p99_ms"]
+
+    windows = result.windows
+    assert windows, "no window lines"
+    assert len(windows) + 1 == len(result.records), "stdout holds something else"
+    for w in windows:
+        assert WINDOW_KEYS <= w.keys(), f"window lacks {sorted(WINDOW_KEYS - w.keys())}: {w}"
+        assert (w["run_id"], w["worker_id"]) == (run_id, worker_id)
+        assert w["end"] >= w["start"]
+        assert w["rss_mib"] > 0 and w["cpu_pct"] >= 0
+        assert w["in_flight_batches"] >= 0 and w["in_flight_bytes"] >= 0
+    for a, b in zip(windows, windows[1:]):
+        assert b["start"] >= a["end"] - 0.05, "windows overlap"
+    assert sum(w["rows"] for w in windows) == s["rows_sent"]
+    assert sum(w["bytes"] for w in windows) == s["bytes_sent"]
+    assert sum(w["acked_rows"] for w in windows) == s["rows_acked"]
+    assert sum(w["resent_batches"] for w in windows) == s["resent_batches"]
+    last = windows[-1]
+    assert (last["in_flight_batches"], last["in_flight_bytes"]) == (0, 0)
+    return s
+
+
+def check_nothing_lost(emu, run_id: str, worker_id: int, summary: dict):
+    got = landed(emu, run_id, worker_id, summary)
+    lost = got.lost()
+    assert not lost, f"{len(lost)} rows lost, e.g. seqs {lost[:10]}"
+    assert not got.outside(), f"rows outside [first_seq, next_seq): {got.outside()[:3]}"
+    return got
+
+
+#: The encoder a worker picks by default here (the native one whenever it is built).
+DEFAULT_ENCODER = "python" if elastic_native is None else "native"
+
+MODES = [
+    # (id, duration s, extra flags, extra env, append_mode, encoder)
+    ("ffi", 6.0, ["--append-mode", "ffi"], {}, "ffi", DEFAULT_ENCODER),
+    ("raw", 3.0, ["--append-mode", "raw"], {}, "raw", DEFAULT_ENCODER),
+    ("rows", 3.0, [], {"ELASTIC_FAST_JSON_ENCODE": "false"}, "rows", "python"),
+]
+
+
+@pytest.mark.parametrize(
+    ("duration_s", "flags", "env", "mode", "encoder"),
+    [m[1:] for m in MODES],
+    ids=[m[0] for m in MODES],
+)
+def test_one_worker_lands_every_row_and_byte(
+    emu, profile, tmp_path, duration_s, flags, env, mode, encoder
+):
+    target = 20e6
+    run_id, worker_id = f"e2e{mode}", 3
+    before = emulator_counters(emu)
+    args = worker_args(
+        profile, run_id, worker_id=worker_id, target_bps=target, duration_s=duration_s, extra=flags
+    )
+    result = run_worker(args, tmp_path, timeout_s=duration_s + 45, env=worker_env(**env))
+    s = check_complete(result, run_id, worker_id)
+    assert (s["append_mode"], s["encoder"]) == (mode, encoder)
+    assert (s["resent_batches"], s["channel_reopens"]) == (0, 0)
+    assert s["seconds"] == pytest.approx(duration_s, abs=1.0)
+    assert "ReceiverSaturated" not in result.stderr
+    assert s["mb_per_s"] <= target / 1e6 * 1.05, "paced above the target"
+    if mode == "ffi":  # the cheap path must hold the rate even on a busy box
+        assert s["mb_per_s"] >= target / 1e6 * 0.9, "paced well below the target"
+
+    got = check_nothing_lost(emu, run_id, worker_id, s)
+    assert got.duplicates == 0
+    appends = sum(w["acks"] for w in result.windows)
+    assert len(got.batches) == appends, "batches landed != appends acked"
+    generated, n = expected_raw_bytes(run_id, worker_id, got)
+    delta = counters_since(emu, before)
+    assert delta["rows_landed"] == s["rows_sent"]
+    # The SDK adds one "\n" per appended chunk; nothing else may differ.
+    assert delta["bytes_raw"] == generated + n, (delta, generated, n)
+    if mode == "rows":
+        # bytes_sent is an estimate when the SDK encodes the rows itself (its bias is
+        # test_byte_counts_match_what_was_appended, below).
+        assert s["bytes_estimated"] is True
+    else:
+        assert s["bytes_sent"] == generated
+
+
+def test_faults_mid_run_lose_nothing(emu, profile, tmp_path):
+    """503s and a dropped connection (the SDK retries), then a 400 that kills the
+    channel: the worker reopens, resends what was unacked, and exits 0."""
+    run_id, worker_id = "faults", 1
+    max_inflight, batch_bytes = 8_000_000, 1_000_000
+    args = worker_args(
+        profile, run_id, worker_id=worker_id, target_bps=5e6, duration_s=8, retry_backoff_s=10
+    )
+    args += ["--max-inflight-bytes", str(max_inflight), "--batch-bytes", str(batch_bytes)]
+    with WorkerRun(args, worker_env(), tmp_path / "worker.stderr") as run:
+        run.wait_for(lambda r: r.get("acks", 0) > 0, timeout_s=30)  # acks flow: now break it
+        emu.faults.add("rows", "status", status=503, count=2)
+        emu.faults.add("rows", "drop", count=1)
+        emu.faults.add("rows", "status", status=400, count=1)
+        result = run.finish(60)
+    fired = emu.stats_snapshot()["faults_fired"]
+    assert emu.faults.pending() == 0, f"not every fault fired: {emu.faults.snapshot()}"
+    assert fired.get("rows:status", 0) >= 3 and fired.get("rows:drop", 0) >= 1, fired
+
+    s = check_complete(result, run_id, worker_id)
+    assert s["resent_batches"] > 0
+    assert s["channel_reopens"] >= 1
+    assert "channel lost" in result.stderr
+    # While acks stalled, in-flight data stayed bounded (one batch over at most, appended
+    # while the channel was dead) and the SDK's own limit was never hit.
+    assert max(w["in_flight_bytes"] for w in result.windows) <= max_inflight + 1.1 * batch_bytes
+    assert "ReceiverSaturated" not in result.stderr
+    check_nothing_lost(emu, run_id, worker_id, s)
+
+
+def test_sigterm_mid_run_drains_and_summarises(emu, profile, tmp_path):
+    run_id, worker_id = "sigterm", 2
+    args = worker_args(profile, run_id, worker_id=worker_id, target_bps=10e6, duration_s=120)
+    with WorkerRun(args, worker_env(), tmp_path / "worker.stderr") as run:
+        run.wait_for(lambda r: r.get("type") == "window" and r["acks"] > 0, timeout_s=30)
+        run.wait_for(lambda r: r.get("type") == "window", timeout_s=10)
+        signalled = time.monotonic()
+        run.signal(signal.SIGTERM)
+        result = run.finish(40)
+    assert time.monotonic() - signalled < 30, "draining after SIGTERM took too long"
+    s = check_complete(result, run_id, worker_id)
+    assert s["seconds"] < 60, "the worker kept sending after SIGTERM"
+    assert s["rows_sent"] == s["rows_acked"]
+    assert "signal 15" in result.stderr
+    got = check_nothing_lost(emu, run_id, worker_id, s)
+    assert got.rows == s["rows_sent"]
+
+
+def test_without_the_native_module_the_python_encoder_lands_the_same_bytes(emu, profile, tmp_path):
+    run_id, worker_id = "nonative", 5
+    before = emulator_counters(emu)
+    args = worker_args(profile, run_id, worker_id=worker_id, target_bps=5e6, duration_s=3)
+    result = run_worker(args, tmp_path, timeout_s=45, python_args=["-c", NO_NATIVE_BOOTSTRAP])
+    s = check_complete(result, run_id, worker_id)
+    assert s["encoder"] == "python", s
+    assert s["append_mode"] == "ffi"  # the fast append does not need the native module
+    assert "elastic_native is not installed" in result.stderr
+
+    got = check_nothing_lost(emu, run_id, worker_id, s)
+    assert got.duplicates == 0
+    generated, n = expected_raw_bytes(run_id, worker_id, got)  # native-made when built
+    assert counters_since(emu, before)["bytes_raw"] == generated + n
+    assert s["bytes_sent"] == generated
+
+    # Every value as generated (the table holds the values, so compare those too).
+    names = ", ".join(f'"{c}"' for c, _ in COLUMNS)
+    table = {
+        r[0]: r for r in emu.query(f"SELECT {names} FROM RESORT_SALES WHERE RUN_ID = '{run_id}'")
+    }
+    cents = decimal.Decimal("0.01")
+    for b in got.batches:
+        start, n_rows = b.first_seq, b.last_seq - b.first_seq + 1
+        gen = ResortGenerator(run_id, worker_id, start_seq=start)
+        for r in gen.next_rows(n_rows, b.sale_time_us):
+            want = [getattr(r, c) for c, _ in COLUMNS]
+            want[7] = decimal.Decimal(str(r.UNIT_PRICE)).quantize(cents)
+            want[8] = decimal.Decimal(str(r.AMOUNT)).quantize(cents)
+            assert table[r.TXID] == tuple(want), r.TXID
+        assert regenerate(run_id, worker_id, b) == gen_bytes(run_id, worker_id, b)
+
+
+def gen_bytes(run_id: str, worker_id: int, b) -> bytes:
+    """The pure-Python generator's NDJSON for a landed batch (byte-parity oracle)."""
+    gen = ResortGenerator(run_id, worker_id, start_seq=b.first_seq)
+    return gen.next_batch(b.last_seq - b.first_seq + 1, b.sale_time_us)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_server_gives_up_after_the_connect_timeout(emu, tmp_path):
+    info = emu.info()
+    info["properties"]["port"] = free_port()  # nothing listens there
+    dead = tmp_path / "dead.json"
+    dead.write_text(json.dumps(info))
+    args = worker_args(dead, "deadport", target_bps=1e6, duration_s=5)
+    args += ["--connect-timeout-seconds", "3"]  # the last one wins
+    started = time.monotonic()
+    result = run_worker(args, tmp_path, timeout_s=30)
+    assert time.monotonic() - started < 10, f"took too long to give up\n{result}"
+    assert result.returncode == 1, str(result)
+    s = result.summary
+    assert "error" in s and "3 s" in s["error"], s
+    assert ISSUE_SUMMARY_KEYS <= s.keys()
+    assert (s["rows_sent"], s["unacked_rows"]) == (0, 0)
+
+
+def test_a_server_that_never_acks_cannot_hang_the_worker(emu, profile, tmp_path):
+    """Every append answered 503: the SDK gives up after --retry-backoff-seconds, the
+    worker reopens and resends until --drain-timeout-seconds, then reports the unacked
+    rows and exits 1."""
+    emu.faults.add("rows", "status", status=503, count=None)
+    args = worker_args(profile, "stuck", target_bps=2e6, duration_s=2, retry_backoff_s=2)
+    args += ["--drain-timeout-seconds", "5"]
+    started = time.monotonic()
+    result = run_worker(args, tmp_path, timeout_s=60)
+    assert time.monotonic() - started < 30, f"took too long to give up\n{result}"
+    assert result.returncode == 1, str(result)
+    s = result.summary
+    assert s["unacked_rows"] > 0 and s["rows_acked"] < s["rows_sent"]
+    assert s["unacked_rows"] == s["rows_sent"] - s["rows_acked"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: windows are closed only in the send loop after an append, never while the "
+    "worker waits (in-flight bound, channel reopen, drain): a stall of N seconds shows as "
+    "silence, then one N-second window",
+)
+def test_windows_keep_coming_while_acks_stall(emu, profile, tmp_path):
+    emu.faults.add("rows", "status", status=503, count=None)
+    args = worker_args(profile, "stall", target_bps=2e6, duration_s=1, retry_backoff_s=30)
+    args += ["--drain-timeout-seconds", "3"]
+    result = run_worker(args, tmp_path, timeout_s=60)
+    assert result.returncode == 1, str(result)
+    lengths = [round(w["end"] - w["start"], 2) for w in result.windows]
+    assert max(lengths) <= 1.5, f"window lengths {lengths} with --window-seconds 1"
+
+
+def test_sigterm_while_connecting_exits_promptly(emu, tmp_path):
+    info = emu.info()
+    info["properties"]["port"] = free_port()
+    dead = tmp_path / "dead.json"
+    dead.write_text(json.dumps(info))
+    args = worker_args(dead, "termconnect", target_bps=1e6, duration_s=5)
+    args += ["--connect-timeout-seconds", "120"]
+    with WorkerRun(args, worker_env(), tmp_path / "worker.stderr") as run:
+        # The encoder's log line comes just before the signal handlers go in and the
+        # connect starts; a second later the SDK is inside its connect retries.
+        run.wait_for_stderr("row encoding:", timeout_s=20)
+        time.sleep(1)
+        signalled = time.monotonic()
+        run.signal(signal.SIGTERM)
+        result = run.finish(30)
+    assert time.monotonic() - signalled < 5, f"slow to stop while connecting\n{result}"
+    assert result.returncode == 1
+    assert "stopped" in result.summary["error"]
+
+
+# --- the worker's own accounting, in-process with a fake session (no SDK) --------------
+
+
+class _DoneAppender:
+    """Answers every append at once (an ack, or ``fail``: the channel is dead) and keeps
+    the NDJSON the SDK would have sent."""
+
+    def __init__(self, mode: str | None, fail: BaseException | None = None) -> None:
+        self.mode = mode or "ffi"
+        self.sdk_cpu_s = 0.0
+        self.sent: list[bytes] = []
+        self._encoder = msgspec.json.Encoder()
+        self._fail = fail
+
+    def _done(self) -> Future:
+        future: Future = Future()
+        if self._fail is None:
+            future.set_result(None)
+        else:
+            future.set_exception(self._fail)
+        return future
+
+    def append(self, data: bytes, n_rows: int, token: object = None) -> Future:
+        self.sent.append(data)
+        return self._done()
+
+    def append_rows(self, rows: list, token: object = None) -> Future:
+        self.sent.append(self._encoder.encode_lines(rows))
+        return self._done()
+
+
+class _FakeSession:
+    def __init__(self, mode: str | None, fail: BaseException | None = None) -> None:
+        self.appender = _DoneAppender(mode, fail)
+
+    def close(self, timeout_s: int) -> None:
+        pass
+
+
+def fake_worker(argv: list[str], factory) -> Any:
+    """A Worker whose sessions come from ``factory(cfg, generation, append_mode)``."""
+    from elastic_channels.k8s_worker import Worker
+    from elastic_channels.worker_config import load_config
+
+    cfg = load_config(argv, {"HOSTNAME": "laptop"})
+    return Worker(cfg, out=io.StringIO(), session_factory=factory)
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "ffi",
+        "raw",
+        pytest.param(
+            "rows",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="bug: in rows mode bytes_sent (and so pacing and mb_per_s) is "
+                "n * bytes_per_row from a probe batch stamped sale_time_us=0, whose SALE_TIME "
+                "encodes without its 7-char '.ffffff' fraction: ~2.6% below the real bytes",
+            ),
+        ),
+    ],
+)
+def test_byte_counts_match_what_was_appended(mode):
+    argv = ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "acct"]
+    argv += ["--target-bps", "20e6", "--duration-seconds", "0.5", "--append-mode", mode]
+    sessions: list[_FakeSession] = []
+
+    def factory(cfg, generation, append_mode):
+        sessions.append(_FakeSession(append_mode))
+        return sessions[-1]
+
+    summary = fake_worker(argv, factory).run()
+    assert summary["unacked_rows"] == 0 and len(sessions) == 1
+    sent = sessions[0].appender.sent
+    assert summary["rows_sent"] == sum(d.count(b"\n") for d in sent)
+    assert summary["bytes_sent"] == pytest.approx(sum(map(len, sent)), rel=0.005)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: once stopping, _open_session raises 'stopped' at once and _recover returns, "
+    "so _drain calls _recover again in a tight loop until --drain-timeout-seconds: a new "
+    "connect thread (a new SDK client) per turn, thousands of them, and the unacked batches "
+    "are never resent (exit 1)",
+)
+def test_sigterm_while_reopening_a_dead_channel_still_resends():
+    """SIGTERM lands while the worker replaces a channel that died: the drain should
+    still reopen once and resend what was unacked, within the drain bound.
+
+    Against the emulator (a 400, the reopen's hostname call delayed 3 s, SIGTERM during
+    it, --drain-timeout-seconds 5) the worker made ~1700 reopen attempts and 540 SDK
+    clients in 5 s, peaked at 620 MiB RSS and exited 1 with 11376 rows unacked."""
+    worker: Any = None
+    generations: list[int] = []
+
+    def factory(cfg, generation, append_mode):
+        generations.append(generation)
+        if generation == 1:  # every append fails, as after a 400
+            return _FakeSession(append_mode, fail=RuntimeError("HTTP 400: channel invalid"))
+        if generation == 2:
+            worker.request_stop(signal.SIGTERM)  # arrives while this channel opens
+        time.sleep(0.2)  # opening a client takes a while
+        return _FakeSession(append_mode)
+
+    argv = ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "term"]
+    argv += ["--target-bps", "5e6", "--duration-seconds", "30", "--drain-timeout-seconds", "2"]
+    worker = fake_worker(argv, factory)
+    summary = worker.run()
+    assert len(generations) <= 3, f"{len(generations)} sessions opened after one channel died"
+    assert summary["unacked_rows"] == 0
+    assert summary["resent_batches"] > 0
