@@ -20,6 +20,7 @@ ENV = dict(
 SERVE_FLAGS = (
     "--port", "--data-dir", "--info-file", "--host", "--public-key", "--duration",
     "--no-fsync", "--append-buffer-ms", "--token-ttl", "--duckdb-threads", "--verbose",
+    "--no-key-check",
 )  # fmt: skip
 
 

@@ -107,3 +107,27 @@ def test_a_table_from_another_schema_is_refused_clearly(tmp_path):
     Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS[:3], threads=1).close()
     with pytest.raises(StoreError, match="use a fresh --data-dir"):
         Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
+
+
+def test_without_the_key_check_unknown_keys_are_ignored_but_missing_ones_rejected(tmp_path):
+    store = Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
+    stats = Stats()
+    lander = Lander(tmp_path / "spool", store, stats, fsync=False, check_keys=False)
+    lander.start()
+    gen = ResortGenerator("nocheck", 0)
+    extra = b"".join(
+        json.dumps({**json.loads(line), "EXTRA": 1}).encode() + b"\n"
+        for line in gen.next_batch(5, T_US).splitlines()
+    )
+    lander.put(KEY, "extra", extra, "identity", len(extra))
+    assert lander.wait_idle(30)
+    row = json.loads(gen.next_batch(1, T_US))
+    del row["RESORT"]
+    missing = gen.next_batch(4, T_US) + json.dumps(row).encode() + b"\n"
+    lander.put(KEY, "missing", missing, "identity", len(missing))
+    assert lander.wait_idle(30)
+    lander.stop(5)
+    assert _count(store, "RUN_ID = 'nocheck'") == 9
+    state = stats.channel(KEY)
+    assert (state.rows_parsed, state.rows_inserted, state.rows_error_count) == (10, 9, 1)
+    store.close()

@@ -93,6 +93,13 @@ def _parser() -> argparse.ArgumentParser:
         help="ack appends once written to the spool, without fsync (faster, "
         "survives an emulator crash but not a machine crash)",
     )
+    s.add_argument(
+        "--no-key-check",
+        action="store_true",
+        help="skip the landing pre-scan that rejects rows with unknown or duplicated keys "
+        "(those keys are then ignored, not rejected; missing keys, nulls and bad values are "
+        "still rejected); ~30%% less landing CPU",
+    )
     s.add_argument("--duckdb-threads", type=int, default=2, help="DuckDB threads (default 2)")
     s.add_argument(
         "--duration",
@@ -170,6 +177,7 @@ def _serve(args: argparse.Namespace) -> int:
         pipe=args.pipe, table=args.table, columns=COLUMNS, public_keys=keys,
         token_ttl_s=args.token_ttl, fsync=not args.no_fsync,
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
+        check_keys=not args.no_key_check,
     )  # fmt: skip
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -113,13 +113,14 @@ class Stats:
         errors: list[str],
         seconds: float,
         raw_bytes: int = 0,
+        requests: int = 1,
     ) -> None:
         with self._lock:
             self.bytes_landed += raw_bytes
             self.rows_received += parsed
             self.rows_landed += inserted
             self.rows_rejected += parsed - inserted
-            self.files_landed += 1
+            self.files_landed += requests
             self.landing_seconds += seconds
             self.last_land_time = time.time()
             state = self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))

@@ -142,6 +142,32 @@ class Store:
         finally:
             cur.close()
 
+    def land_unchecked(self, files: Sequence[Path]) -> int | None:
+        """Land whole files in one transaction without the key pre-scan; rows, or None.
+
+        Unknown and duplicated keys are then ignored rather than rejected; a missing key,
+        a null, malformed JSON or a value that does not cast still fails the batch.
+        """
+        cur = self._con.cursor()
+        t0 = time.perf_counter()
+        try:
+            cur.execute("BEGIN")
+            try:
+                inserted = self._insert(cur, files)
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        except duckdb.Error:
+            return None
+        finally:
+            cur.close()
+        log.info(
+            "landed %d requests, %d rows unchecked in %.3f s",
+            len(files), inserted, time.perf_counter() - t0,
+        )  # fmt: skip
+        return inserted
+
     def land_checked(self, good_file: Path) -> int:
         """Land a file of rows :class:`~.schema.RowChecker` already accepted."""
         cur = self._con.cursor()
