@@ -133,12 +133,6 @@ def test_sdk_property_flag_beats_the_environments_json():
     assert (cfg.properties["a"], cfg.properties["b"]) == (1, "flag")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: --retry-backoff-seconds only setdefault()s data_retry_total_backoff_seconds "
-    "after SNOWPIPE_SDK_PROPERTIES (and the profile) are applied, so the env wins over the flag "
-    "and cfg.retry_backoff_s disagrees with what the SDK gets",
-)
 def test_retry_backoff_flag_beats_the_environments_json():
     env = {**NO_ORDINAL, "SNOWPIPE_SDK_PROPERTIES": '{"data_retry_total_backoff_seconds": 600}'}
     cfg = load_config([*ACCOUNT, "--retry-backoff-seconds", "5"], env)
@@ -199,11 +193,11 @@ def test_worker_id_flag_beats_every_variable():
         ([], {"BATCH_BYTES": "1e6"}, "BATCH_BYTES must be a int, got '1e6'"),
         ([], {"WORKER_ID": "w3"}, "WORKER_ID must be an integer, got 'w3'"),
         ([], {"JOB_COMPLETION_INDEX": "x"}, "JOB_COMPLETION_INDEX must be an integer"),
-        (["--target-bps", "0"], {}, "--target-bps must be > 0"),
-        (["--duration-seconds", "-1"], {}, "--duration-seconds must be > 0"),
-        (["--batch-bytes", "999"], {}, "--batch-bytes must be >= 1000"),
+        (["--target-bps", "0"], {}, "--target-bps (TARGET_BPS) must be > 0"),
+        (["--duration-seconds", "-1"], {}, "--duration-seconds (DURATION_SECONDS) must be > 0"),
+        (["--batch-bytes", "999"], {}, "--batch-bytes (BATCH_BYTES) must be >= 1000"),
         (["--window-seconds", "0"], {}, "--window-seconds must be > 0"),
-        (["--worker-id", "-1"], {}, "--worker-id must be >= 0"),
+        (["--worker-id", "-1"], {}, "--worker-id (WORKER_ID) must be >= 0"),
         (["--retry-backoff-seconds", "0"], {}, "--retry-backoff-seconds must be > 0"),
         (
             ["--batch-bytes", "2000000", "--max-inflight-bytes", "1000000"],
@@ -254,12 +248,6 @@ def test_a_malformed_flag_value_is_an_argparse_error(capsys):
     assert "--target-bps" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: load_config accepts a run id the generator refuses (> 128 chars) and a worker "
-    "id above 2**31-1; the worker then dies in Worker() with a bare ValueError traceback and no "
-    "summary line, instead of exit 2 with a ConfigError naming the flag",
-)
 @pytest.mark.parametrize(
     ("argv", "env", "name"),
     [
@@ -301,11 +289,6 @@ def test_no_host_at_all_is_not_loopback():
     assert not EMULATOR_ONLY_PROPERTIES.keys() & cfg.properties.keys()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug (minor): is_loopback is host.startswith('127.'), so a DNS name such as "
-    "127.example.com counts as loopback and keeps the emulator-only properties",
-)
 def test_a_dns_name_starting_with_127_is_not_loopback(emulator_profile):
     cfg = load_config(["--profile", str(emulator_profile), "--host", "127.example.com"], NO_ORDINAL)
     assert not cfg.is_loopback

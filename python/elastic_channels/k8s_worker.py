@@ -150,8 +150,8 @@ class Worker:
 
     def _rows_per_batch(self) -> int:
         probe = resort_sales.ResortGenerator(self.cfg.run_id, self.cfg.worker_id, start_seq=10**6)
-        per_row = len(probe.next_batch(1000, 0)) / 1000
-        self.bytes_per_row = per_row
+        # Stamped now, like real batches: SALE_TIME then carries its fraction.
+        per_row = len(probe.next_batch(1000, time.time_ns() // 1000)) / 1000
         return max(1, int(self.cfg.batch_bytes / per_row))
 
     def _make_batch(self, n: int) -> tuple[Batch, Any]:
@@ -159,9 +159,10 @@ class Worker:
         now_us = time.time_ns() // 1000
         bid, self._next_bid = self._next_bid, self._next_bid + 1
         seq = self.gen.seq
-        if self.append_mode == "rows":
+        if self.append_mode == "rows":  # the SDK encodes: meter the exact bytes it will
+            nbytes = self.gen.batch_len(n, now_us)  # type: ignore[attr-defined]
             rows = self.gen.next_rows(n, now_us)  # type: ignore[attr-defined]
-            return Batch(bid, seq, n, now_us, round(n * self.bytes_per_row)), rows
+            return Batch(bid, seq, n, now_us, nbytes), rows
         data = self.gen.next_batch(n, now_us)
         return Batch(bid, seq, n, now_us, len(data)), data
 
@@ -221,6 +222,7 @@ class Worker:
         self._ack_event.wait(timeout)
         self._ack_event.clear()
         self._drain_acks()
+        self._maybe_close_window()  # windows keep coming while the worker waits
 
     def _drain_acks(self) -> None:
         while self._acks:
@@ -240,10 +242,11 @@ class Worker:
             self.window.acked_rows += batch.n_rows
             self.window.latencies.append(latency)
 
-    def _open_session(self) -> None:
+    def _open_session(self, deadline: float | None = None) -> None:
         """A new client + channel. The SDK's constructor retries an unreachable server
         for minutes and cannot be interrupted, so it runs on a thread while this one
-        stays responsive to signals and gives up after ``connect_timeout_s``."""
+        stays responsive to signals and gives up after ``connect_timeout_s`` (or at
+        ``deadline``)."""
         self.generation += 1
         box: dict[str, Any] = {}
 
@@ -255,15 +258,17 @@ class Worker:
 
         thread = threading.Thread(target=connect, name="sdk-connect", daemon=True)
         thread.start()
-        give_up = time.monotonic() + self.cfg.connect_timeout_s
+        started = time.monotonic()
+        give_up = started + self.cfg.connect_timeout_s
+        if deadline is not None:
+            give_up = min(give_up, deadline)
         while thread.is_alive():
-            if self._stopping or time.monotonic() > give_up:
+            # Before anything was sent a signal just ends the run; once rows are out
+            # (a reopen, with a deadline) it goes on, bounded by the deadline.
+            stop = self._stopping and deadline is None
+            if stop or time.monotonic() > give_up:
                 self.stuck_connect = True
-                why = (
-                    "stopped"
-                    if self._stopping
-                    else f"no answer in {self.cfg.connect_timeout_s:g} s"
-                )
+                why = "stopped" if stop else f"no answer in {give_up - started:.3g} s"
                 raise ConnectError(f"connecting to Snowflake: {why}")
             thread.join(0.1)
         if "error" in box:
@@ -280,19 +285,18 @@ class Worker:
         attempt = 0
         while self._dead is not None and time.monotonic() < deadline:
             if attempt:
-                pause = min(0.5 * 2 ** (attempt - 1), 8.0, max(0.0, deadline - time.monotonic()))
-                self._ack_event.wait(pause)  # a signal sets it: stop waiting then
+                time.sleep(
+                    min(0.5 * 2 ** (attempt - 1), 8.0, max(0.0, deadline - time.monotonic()))
+                )
             attempt += 1
             self.totals.channel_reopens += 1
             old, self.session = self.session, None
             if old is not None:
                 old.close(0)
             try:
-                self._open_session()
+                self._open_session(deadline)
             except ConnectError as e:
                 print(f"worker {self.cfg.worker_id}: reopening failed: {e}", file=sys.stderr)
-                if self._stopping:
-                    return
                 continue
             self._dead = None
             for batch in list(self.pending.values()):
@@ -320,7 +324,7 @@ class Worker:
             self._open_session()
         except ConnectError as e:
             print(f"worker {cfg.worker_id}: {e}", file=sys.stderr)
-            summary = self.totals.summary(0, **self._ids(), error=str(e))
+            summary = self._summary(0, error=str(e))
             self._emit(summary)
             return summary
         pacer = Pacer(cfg.target_bps)
@@ -357,22 +361,25 @@ class Worker:
         self._drain(time.monotonic() + cfg.drain_timeout_s)
         self._maybe_close_window(force=True)
         unacked = sum(b.n_rows for b in self.pending.values())
-        summary = self.totals.summary(
-            unacked,
-            **self._ids(),
-            encoder=self.encoder,
-            append_mode=getattr(self, "append_mode_used", self.append_mode),
-            first_seq=self.first_seq,
-            next_seq=self.gen.seq,
-            bytes_estimated=self.append_mode == "rows",
-            gen_cpu_s=round(self.gen_cpu_s, 3),
-            append_cpu_s=round(self.append_cpu_s, 3),
-            sdk_append_cpu_s=round(self.session.appender.sdk_cpu_s, 3) if self.session else None,
-        )
+        summary = self._summary(unacked)
         if self.session is not None:
             self.session.close(0 if unacked else 10)
         self._emit(summary)
         return summary
+
+    def _summary(self, unacked: int, **extra: Any) -> dict[str, Any]:
+        return self.totals.summary(
+            unacked,
+            **self._ids(),
+            **extra,
+            encoder=self.encoder,
+            append_mode=getattr(self, "append_mode_used", self.append_mode),
+            first_seq=self.first_seq,
+            next_seq=self.gen.seq,
+            gen_cpu_s=round(self.gen_cpu_s, 3),
+            append_cpu_s=round(self.append_cpu_s, 3),
+            sdk_append_cpu_s=round(self.session.appender.sdk_cpu_s, 3) if self.session else None,
+        )
 
     def _drain(self, deadline: float) -> None:
         """Wait for every outstanding ack, resending on a new channel if need be."""

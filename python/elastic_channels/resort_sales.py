@@ -15,6 +15,7 @@ into ``src/tables.rs``; the native generator only replays it. The pure-Python
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import operator
 import random
@@ -402,6 +403,28 @@ def sale_time(sale_time_us: object) -> _dt.datetime:
 
 # --- the generator ----------------------------------------------------------------
 
+
+@functools.lru_cache(maxsize=1)
+def _middle_len_prefix_sums() -> list[int]:
+    """Prefix sums of each entry's rendered length (its eight values, as one JSON
+    array, which adds the same brackets and commas every row's keys replace)."""
+    sums = [0]
+    for fields in ROW_FIELDS:
+        sums.append(sums[-1] + len(_ENCODER.encode(fields)))
+    return sums
+
+
+def _digits_in_range(start: int, n: int) -> int:
+    """Total decimal digits of the integers ``start .. start + n - 1``."""
+    total, lo, end = 0, start, start + n
+    while lo < end:
+        width = len(str(lo))
+        hi = min(end, 10**width)
+        total += (hi - lo) * width
+        lo = hi
+    return total
+
+
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -451,6 +474,33 @@ class ResortGenerator:
         ]
         self._seq = start + n
         return rows
+
+    def batch_len(self, n: int, sale_time_us: int) -> int:
+        """``len(self.next_batch(n, sale_time_us))``, computed without making the rows
+        (so a caller that sends row objects can still meter exact bytes)."""
+        n = _int_arg("n", n, 0, MAX_BATCH_ROWS)
+        t = sale_time(sale_time_us)
+        if n == 0:
+            return 0
+        sums = _middle_len_prefix_sums()
+        # Everything in a row but TXID's digits and the eight table columns.
+        fixed = (
+            len(_ENCODER.encode(ResortSale("", *ROW_FIELDS[0], t, self._run_id, self._worker_id)))
+            - (sums[1] - sums[0])
+            + len(_ENCODER.encode(self._txid_prefix))
+            - 2  # the prefix's quotes are the TXID's, already counted
+            + 1  # newline
+        )
+        start = (self._offset + self._seq) % TABLE_LENGTH
+        full, rest = divmod(n, TABLE_LENGTH)
+        end = start + rest
+        span = (
+            sums[end] - sums[start]
+            if end <= TABLE_LENGTH
+            else (sums[TABLE_LENGTH] - sums[start] + sums[end - TABLE_LENGTH])
+        )
+        middle = full * sums[TABLE_LENGTH] + span
+        return n * fixed + middle + _digits_in_range(self._seq, n)
 
     def next_batch(self, n: int, sale_time_us: int) -> bytes:
         """The next ``n`` sales as NDJSON, exactly as msgspec ``encode_lines`` writes them."""

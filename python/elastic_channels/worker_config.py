@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import re
@@ -48,8 +49,13 @@ class WorkerConfig:
 
     @property
     def is_loopback(self) -> bool:
-        host = str(self.properties.get("host", ""))
-        return host in ("localhost", "::1") or host.startswith("127.")
+        host = str(self.properties.get("host", "")).strip("[]")
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:  # a DNS name other than localhost
+            return False
 
 
 def default_run_id() -> str:
@@ -157,9 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--retry-backoff-seconds",
         type=int,
-        default=30,
+        default=None,
         help="SDK data_retry_total_backoff_seconds: how long the SDK retries a failing "
-        "request before the worker reopens the channel and resends",
+        "request before the worker reopens the channel and resends (default 30, unless the "
+        "profile or SNOWPIPE_SDK_PROPERTIES sets it)",
     )
     return p
 
@@ -229,7 +236,16 @@ def load_config(
             props["private_key"] = key_path.read_text()
         except OSError as e:
             raise ConfigError(f"private key file {key_path}: {e.strerror}") from None
-    props.setdefault("data_retry_total_backoff_seconds", a.retry_backoff_seconds)
+    if a.retry_backoff_seconds is not None:  # the flag wins over profile and environment
+        props["data_retry_total_backoff_seconds"] = a.retry_backoff_seconds
+    props.setdefault("data_retry_total_backoff_seconds", 30)
+    try:
+        retry_backoff_s = int(props["data_retry_total_backoff_seconds"])
+    except (TypeError, ValueError):
+        raise ConfigError(
+            "data_retry_total_backoff_seconds must be an integer, got "
+            f"{props['data_retry_total_backoff_seconds']!r}"
+        ) from None
 
     def pick(flag: Any, var: str, default: Any, kind: type) -> Any:
         if flag is not None:
@@ -258,7 +274,7 @@ def load_config(
         max_inflight_bytes=a.max_inflight_bytes,
         drain_timeout_s=a.drain_timeout_seconds,
         connect_timeout_s=a.connect_timeout_seconds,
-        retry_backoff_s=a.retry_backoff_seconds,
+        retry_backoff_s=retry_backoff_s,
         encoder=a.encoder,
         append_mode=a.append_mode,
         ssl_cert_file=target.get("ssl_cert_file"),
@@ -272,16 +288,22 @@ def load_config(
 
 def _validate(cfg: WorkerConfig) -> None:
     checks = [
-        (cfg.target_bps > 0, f"--target-bps must be > 0, got {cfg.target_bps}"),
-        (cfg.duration_s > 0, f"--duration-seconds must be > 0, got {cfg.duration_s}"),
-        (cfg.batch_bytes >= 1000, f"--batch-bytes must be >= 1000, got {cfg.batch_bytes}"),
+        (cfg.target_bps > 0, f"--target-bps (TARGET_BPS) must be > 0, got {cfg.target_bps}"),
+        (
+            cfg.duration_s > 0,
+            f"--duration-seconds (DURATION_SECONDS) must be > 0, got {cfg.duration_s}",
+        ),
+        (
+            cfg.batch_bytes >= 1000,
+            f"--batch-bytes (BATCH_BYTES) must be >= 1000, got {cfg.batch_bytes}",
+        ),
         (cfg.window_s > 0, f"--window-seconds must be > 0, got {cfg.window_s}"),
         (
             cfg.max_inflight_bytes >= cfg.batch_bytes,
             f"--max-inflight-bytes ({cfg.max_inflight_bytes}) must be >= --batch-bytes "
             f"({cfg.batch_bytes})",
         ),
-        (cfg.worker_id >= 0, f"--worker-id must be >= 0, got {cfg.worker_id}"),
+        (cfg.worker_id >= 0, f"--worker-id (WORKER_ID) must be >= 0, got {cfg.worker_id}"),
         (bool(cfg.database), "no database: give --database or SNOWFLAKE_DATABASE"),
         (bool(cfg.schema), "no schema: give --schema or SNOWFLAKE_SCHEMA"),
         (cfg.retry_backoff_s > 0, "--retry-backoff-seconds must be > 0"),
@@ -289,3 +311,14 @@ def _validate(cfg: WorkerConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
+    # The generator's own limits (run id length and text, worker id range).
+    from elastic_channels.resort_sales import ResortGenerator
+
+    try:
+        ResortGenerator(cfg.run_id, cfg.worker_id)
+    except (TypeError, ValueError) as e:  # UnicodeEncodeError is a ValueError
+        names = {"run_id": "--run-id (RUN_ID)", "worker_id": "--worker-id (WORKER_ID)"}
+        text = str(e)
+        for arg, flag in names.items():
+            text = text.replace(arg, flag, 1) if arg in text else text
+        raise ConfigError(text) from None
