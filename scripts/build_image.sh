@@ -90,7 +90,10 @@ commit_rootfs() { # rootfs image [buildah config args...]
     mnt=$("${BUILDAH[@]}" mount "$ctr")
     tar -C "$rootfs" -cf - . | tar -C "$mnt" -xf -
     "${BUILDAH[@]}" unmount "$ctr" >/dev/null
-    "${BUILDAH[@]}" config --os linux --arch "$ARCH_OF_ROOTFS" "$@" "$ctr"
+    # buildah matches linux/arm64 to images of variant v8 only.
+    local variant=()
+    [ "$ARCH_OF_ROOTFS" != arm64 ] || variant=(--variant v8)
+    "${BUILDAH[@]}" config --os linux --arch "$ARCH_OF_ROOTFS" "${variant[@]}" "$@" "$ctr"
     "${BUILDAH[@]}" commit --quiet --rm "$ctr" "$image" >/dev/null
     echo "committed $image"
 }
@@ -159,6 +162,8 @@ fi
 # --format docker: the OCI format has no SHELL, which the Dockerfile's build stage uses.
 # The RUN steps reach PyPI, crates.io and Debian through this machine's network, so
 # they get this machine's CA bundle (it may hold a CA the fresh rootfs does not).
+# buildah 1.28 sets BUILDPLATFORM to the target platform; say what it really is, so
+# the build stage runs natively and cross-compiles, as under docker buildx.
 ca_mount=()
 if [ -s /etc/ssl/certs/ca-certificates.crt ]; then
     ca_mount=(--volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro)
@@ -166,6 +171,7 @@ fi
 "${BUILDAH[@]}" bud --isolation chroot --layers --format docker --platform "linux/$ARCH" \
     "${ca_mount[@]}" \
     --build-arg "BUILDER_IMAGE=$BUILDER_BASE" --build-arg "RUNTIME_IMAGE=$RUNTIME_BASE" \
+    --build-arg "BUILDPLATFORM=linux/$HOST_ARCH" \
     --build-arg "WITH_SDK=$with_sdk" -t "$TAG" -f Dockerfile .
 "${BUILDAH[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -F "${TAG#localhost/}" || true
 
