@@ -27,5 +27,11 @@ step "rust: unit tests, and the criterion benches run once in test mode"
 cargo test --locked --lib
 cargo test --locked --benches
 
+step "fleet: hadolint, shellcheck, manifest renders"
+bash scripts/ci_fleet.sh --no-tests
+
+step "arm64: cross-build the wheel; Rust tests, benches and Python parity under qemu-aarch64"
+bash scripts/ci_arm64.sh
+
 step "python: pytest"
 python3 -m pytest -q -p no:cacheprovider "$@"
