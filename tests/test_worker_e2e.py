@@ -28,6 +28,7 @@ import pytest
 from elastic_channels.resort_sales import COLUMNS, ResortGenerator
 from emulator_support import make_emulator, sdk_available
 from worker_support import (
+    ISSUE_SUMMARY_KEYS,
     NO_NATIVE_BOOTSTRAP,
     SUMMARY_KEYS,
     WINDOW_KEYS,
@@ -44,24 +45,6 @@ from worker_support import (
 )
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
-
-#: The issue's minimum summary keys: present even when the worker could not connect.
-ISSUE_SUMMARY_KEYS = frozenset(
-    {
-        "run_id",
-        "worker_id",
-        "rows_sent",
-        "rows_acked",
-        "bytes_sent",
-        "seconds",
-        "mb_per_s",
-        "rows_per_s",
-        "ack_p50_ms",
-        "ack_p99_ms",
-        "resent_batches",
-        "unacked_rows",
-    }
-)
 
 
 @pytest.fixture(scope="module")
