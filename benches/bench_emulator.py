@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -188,6 +189,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         emu.terminate()
         emu.wait(timeout=120)
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
     steady_bytes = s1["bytes_landed"] - s0["bytes_landed"]
     steady_s = t1 - t0
     return {
@@ -224,6 +227,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         "fsync": not args.no_fsync,
         "duckdb_threads": args.duckdb_threads,
         "key_check": not args.no_key_check,
+        "data_dir": str(tmp / "emu") if args.keep else None,
         "cpus": os.cpu_count(),
         "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
     }
@@ -249,6 +253,7 @@ def main() -> None:
     p.add_argument("--no-fsync", action="store_true", help="run the emulator with --no-fsync")
     p.add_argument("-v", "--verbose", action="store_true", help="show the emulator's batch log")
     p.add_argument("--no-key-check", action="store_true", help="emulator --no-key-check")
+    p.add_argument("--keep", action="store_true", help="keep the emulator's data dir (printed)")
     p.add_argument("--duckdb-threads", type=int, default=2, help="emulator DuckDB threads (2)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--info-file", help=argparse.SUPPRESS)
