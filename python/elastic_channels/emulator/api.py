@@ -175,7 +175,8 @@ class SnowpipeApi:
         return Reply(200, self._tokens.issue(user, scope).encode(), "text/plain")
 
     def _telemetry(self, groups, query, headers, body) -> Reply:
-        return Reply(200, b'{"success":true}')
+        # The SDK's telemetry client requires "data" (a string), as Snowflake sends it.
+        return Reply(200, b'{"data":"Log Received","success":true}')
 
     def _stage(self) -> dict[str, Any]:
         return {
