@@ -18,25 +18,18 @@ import json
 import multiprocessing as mp
 import os
 import queue
-import resource
 import sys
 import time
 from typing import Any
 
+from elastic_channels import text_table
 from elastic_channels.encoding import make_generator, select_backend
+from elastic_channels.metrics import peak_rss_mib
 from elastic_channels.pacing import Pacer
+from elastic_channels.worker_config import default_run_id
 
 MB = 1_000_000
 PROGRESS_EVERY_S = 1.0
-
-
-def default_run_id() -> str:
-    return time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
-
-
-def _peak_rss_mib() -> float:
-    # ru_maxrss is in KiB on Linux.
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_worker(
@@ -82,7 +75,7 @@ def run_worker(
         "rows_per_s": round(rows / seconds),
         "cpu_pct": round(100 * cpu / seconds, 1),
         "cpu_s_per_gb": round(cpu / (nbytes / 1e9), 3) if nbytes else None,
-        "peak_rss_mib": round(_peak_rss_mib(), 1),
+        "peak_rss_mib": round(peak_rss_mib(), 1),
         "avg_row_bytes": round(nbytes / rows, 1) if rows else None,
     }
 
@@ -99,27 +92,15 @@ def _child(args: tuple, progress: Any, results: Any) -> None:
         results.put({"worker_id": args[0], "error": f"{type(e).__name__}: {e}"})
 
 
-def _format_table(results: list[dict[str, Any]], total: dict[str, Any]) -> str:
-    cols = [
-        ("worker", "worker_id", "{}"),
-        ("path", "backend", "{}"),
-        ("MB/s", "mb_per_s", "{:.1f}"),
-        ("rows/s", "rows_per_s", "{:,}"),
-        ("CPU %", "cpu_pct", "{:.1f}"),
-        ("CPU s/GB", "cpu_s_per_gb", "{:.3f}"),
-        ("peak RSS MiB", "peak_rss_mib", "{:.1f}"),
-    ]
-    rows = [
-        [fmt.format(r[k]) if r.get(k) is not None else "-" for _, k, fmt in cols] for r in results
-    ]
-    rows.append([fmt.format(total[k]) if total.get(k) is not None else "-" for _, k, fmt in cols])
-    header = [name for name, _, _ in cols]
-    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
-    out = [line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows[:-1]]
-    out += [line(["-" * w for w in widths]), line(rows[-1])]
-    return "\n".join(out)
+SUMMARY_COLUMNS = [
+    ("worker", "worker_id", "{}"),
+    ("path", "backend", "{}"),
+    ("MB/s", "mb_per_s", "{:.1f}"),
+    ("rows/s", "rows_per_s", "{:,}"),
+    ("CPU %", "cpu_pct", "{:.1f}"),
+    ("CPU s/GB", "cpu_s_per_gb", "{:.3f}"),
+    ("peak RSS MiB", "peak_rss_mib", "{:.1f}"),
+]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -250,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     result = run(args)
-    print(_format_table(result["workers"], result["total"]))
+    print(text_table.render(SUMMARY_COLUMNS, result["workers"], result["total"]))
     if args.json:
         print(json.dumps(result))
     return 0

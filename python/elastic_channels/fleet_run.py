@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from elastic_channels import text_table
+
 MB = 1_000_000
 
 
@@ -187,33 +189,23 @@ def verify_landed(emu: Any, run_id: str, summaries: list[dict[str, Any]]) -> dic
     }
 
 
+SUMMARY_COLUMNS = [
+    ("worker", "worker_id", "{}"),
+    ("path", "append_mode", "{}"),
+    ("rows sent", "rows_sent", "{:,}"),
+    ("rows acked", "rows_acked", "{:,}"),
+    ("MB/s", "mb_per_s", "{:.1f}"),
+    ("ack p50 ms", "ack_p50_ms", "{:.0f}"),
+    ("ack p99 ms", "ack_p99_ms", "{:.0f}"),
+    ("resent", "resent_batches", "{}"),
+    ("unacked", "unacked_rows", "{:,}"),
+    ("CPU s/GB", "cpu_s_per_gb", "{:.2f}"),
+    ("RSS MiB", "peak_rss_mib", "{:.0f}"),
+]
+
+
 def summary_table(summaries: list[dict[str, Any]], totals: dict[str, Any]) -> str:
-    cols = [
-        ("worker", "worker_id", "{}"),
-        ("path", "append_mode", "{}"),
-        ("rows sent", "rows_sent", "{:,}"),
-        ("rows acked", "rows_acked", "{:,}"),
-        ("MB/s", "mb_per_s", "{:.1f}"),
-        ("ack p50 ms", "ack_p50_ms", "{:.0f}"),
-        ("ack p99 ms", "ack_p99_ms", "{:.0f}"),
-        ("resent", "resent_batches", "{}"),
-        ("unacked", "unacked_rows", "{:,}"),
-        ("CPU s/GB", "cpu_s_per_gb", "{:.2f}"),
-        ("RSS MiB", "peak_rss_mib", "{:.0f}"),
-    ]
-
-    def cells(r: dict[str, Any]) -> list[str]:
-        return [fmt.format(r[k]) if r.get(k) is not None else "-" for _, k, fmt in cols]
-
-    body = [cells(s) for s in summaries] + [cells(totals)]
-    header = [name for name, _, _ in cols]
-    widths = [max(len(x) for x in col) for col in zip(header, *body)]
-
-    def line(c: list[str]) -> str:
-        return "  ".join(x.rjust(w) for x, w in zip(c, widths))
-
-    rule = line(["-" * w for w in widths])
-    return "\n".join([line(header), rule, *map(line, body[:-1]), rule, line(body[-1])])
+    return text_table.render(SUMMARY_COLUMNS, summaries, totals)
 
 
 def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
