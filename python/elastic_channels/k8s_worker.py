@@ -368,7 +368,7 @@ class Worker:
             # Wait out this batch's slot, taking acks and closing windows meanwhile.
             slot_end = time.monotonic() + pacer.delay(batch.nbytes)
             while not self._stopping and (left := slot_end - time.monotonic()) > 0:
-                self._wait_for_acks(left)
+                self._wait_for_acks(min(left, 0.25))
         self.totals.end_mono = time.monotonic()
         self._drain(time.monotonic() + cfg.drain_timeout_s)
         self._maybe_close_window(force=True)
