@@ -110,6 +110,9 @@ def generate(model: ModuleType) -> str:
                 values.append(rendered)
             row.append(index[rendered])
         entries.append(row)
+    # Longest rendered value per column, in bytes: the native writer sizes slots by it.
+    columns = range(len(ENTRY_COLUMNS))
+    longest = [max(len(values[row[c]].encode()) for row in entries) for c in columns]
     if len(values) > 0xFFFF:
         raise CodegenError(f"{len(values)} distinct values do not fit a u16 index")
 
@@ -141,6 +144,9 @@ def generate(model: ModuleType) -> str:
         f"pub const WORKER_ID_KEY: &str = {rust_str(',' + keys['WORKER_ID'] + ':')};",
         "/// Closes a row; msgspec `encode_lines` ends every row with a newline.",
         f"pub const ROW_END: &str = {rust_str('}' + chr(10))};",
+        "",
+        "/// The longest rendered value (in bytes) of each entry column.",
+        f"pub const MAX_VALUE_LEN: [usize; 8] = [{', '.join(map(str, longest))}];",
         "",
         "/// Every distinct entry value, already rendered as JSON.",
         f"pub static VALUES: [&str; {len(values)}] = [",

@@ -5,15 +5,20 @@
 //!
 //! ```text
 //! {"TXID":"<run_id>-<worker_id>-  <seq>  ","RESORT":...,"SALE_TIME":  "<time>","RUN_ID":"<run_id>","WORKER_ID":<w>}\n
-//! '---------- head (per generator) '----' '--- fragment (per entry) -' '------------- tail (per batch) ---------------'
+//! '---------- head (per generator) '----' '-- pieces (per entry) ---' '------------- tail (per batch) ---------------'
 //! ```
 //!
-//! so writing a row is one integer to decimal and three copies.
+//! so writing a row is one integer to decimal and a few copies. Away from the end
+//! of the buffer the copies are whole 32-byte words from zero-padded sources: each
+//! may spill past its piece, and the next copy overwrites the spill. The last rows,
+//! where a spill would run off the buffer, are copied exactly.
 
 use std::mem::MaybeUninit;
 
+use crate::counter::{self, DecimalCounter};
 use crate::error::{check_range, GenError};
-use crate::fragments::Fragments;
+use crate::pieces::{Pieces, COLUMNS, WIDTH};
+use crate::prefetch;
 use crate::sale_time::write_sale_time;
 use crate::tables::{
     MAX_BATCH_ROWS, MAX_RUN_ID_CHARS, MAX_SEQ, MAX_WORKER_ID, ROW_END, RUN_ID_KEY, TABLE_LENGTH,
@@ -37,6 +42,8 @@ pub struct BatchPlan {
     start_seq: u64,
     /// The tail of every row in this batch, followed by the head of the next row.
     tail_head: Vec<u8>,
+    /// Length of the tail alone.
+    tail_len: usize,
     len: usize,
 }
 
@@ -55,6 +62,13 @@ impl BatchPlan {
 fn json_string(s: &str) -> Vec<u8> {
     // Serialising a &str to a Vec cannot fail.
     serde_json::to_vec(s).unwrap_or_default()
+}
+
+/// Copies `src` to `out[pos..]`; returns the position after it.
+#[inline(always)]
+fn copy_exact(out: &mut [MaybeUninit<u8>], pos: usize, src: &[u8]) -> usize {
+    out[pos..pos + src.len()].write_copy_of_slice(src);
+    pos + src.len()
 }
 
 /// Decimal digits in `v`.
@@ -134,12 +148,14 @@ impl ResortGenerator {
         tail_head.extend_from_slice(&self.tail_after_time);
         let per_row = (self.head.len() + tail_head.len()) as u64;
         let start = (self.offset as u64 + self.seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH;
-        let len = n * per_row + digits_in_range(self.seq, n) + Fragments::get().span_len(start, n);
+        let len = n * per_row + digits_in_range(self.seq, n) + Pieces::get().span_len(start, n);
+        let tail_len = tail_head.len();
         tail_head.extend_from_slice(&self.head);
         Ok(BatchPlan {
             n,
             start_seq: self.seq,
             tail_head,
+            tail_len,
             len: len as usize,
         })
     }
@@ -157,30 +173,46 @@ impl ResortGenerator {
         if plan.n == 0 {
             return Ok(());
         }
-        let fragments = Fragments::get();
-        let tail_len = plan.tail_head.len() - self.head.len();
+        let pieces = Pieces::get();
         let mut idx =
             (self.offset as u64 + plan.start_seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH;
-        let mut pos = 0;
-        let mut put = |src: &[u8]| {
-            out[pos..pos + src.len()].write_copy_of_slice(src);
-            pos += src.len();
-        };
-        put(&self.head);
-        let mut digits = itoa::Buffer::new();
+        let mut digits = DecimalCounter::new(plan.start_seq);
         let last = plan.start_seq + (plan.n - 1);
-        for seq in plan.start_seq..last {
-            put(digits.format(seq).as_bytes());
-            put(fragments.fragment(idx));
-            put(&plan.tail_head);
-            idx += 1;
-            if idx == TABLE_LENGTH {
-                idx = 0;
+        let mut seq = plan.start_seq;
+
+        // Whole-word rows: while the longest row and its spill fit in what is left.
+        let word_row = counter::WORD + COLUMNS * WIDTH + plan.tail_head.len();
+        let mut pos = copy_exact(out, 0, &self.head);
+        while seq < last && out.len() - pos >= word_row {
+            prefetch::for_write(out, pos + prefetch::DISTANCE);
+            out[pos..pos + counter::WORD].write_copy_of_slice(digits.word());
+            pos += digits.digits().len();
+            digits.increment();
+            for &piece in pieces.row(idx) {
+                let (slot, len) = pieces.slot(piece);
+                out[pos..pos + WIDTH].write_copy_of_slice(slot);
+                pos += len;
             }
+            pos = copy_exact(out, pos, &plan.tail_head);
+            idx = if idx + 1 == TABLE_LENGTH { 0 } else { idx + 1 };
+            seq += 1;
         }
-        put(digits.format(last).as_bytes());
-        put(fragments.fragment(idx));
-        put(&plan.tail_head[..tail_len]);
+        // The rest, exactly.
+        loop {
+            pos = copy_exact(out, pos, digits.digits());
+            for &piece in pieces.row(idx) {
+                let (slot, len) = pieces.slot(piece);
+                pos = copy_exact(out, pos, &slot[..len]);
+            }
+            if seq == last {
+                pos = copy_exact(out, pos, &plan.tail_head[..plan.tail_len]);
+                break;
+            }
+            pos = copy_exact(out, pos, &plan.tail_head);
+            digits.increment();
+            idx = if idx + 1 == TABLE_LENGTH { 0 } else { idx + 1 };
+            seq += 1;
+        }
         if pos != plan.len {
             return Err(GenError::BufferSize {
                 expected: plan.len,
@@ -242,6 +274,23 @@ mod tests {
         let mut parts = two.next_batch(100, T).unwrap();
         parts.extend(two.next_batch(TABLE_LENGTH as u64 - 95, T).unwrap());
         assert_eq!(whole, parts);
+    }
+
+    #[test]
+    fn whole_word_rows_equal_rows_copied_exactly() {
+        // A one-row batch is copied exactly; longer ones mostly in whole words.
+        let long_run_id = "\u{1}\"".repeat(40);
+        for run_id in ["r", long_run_id.as_str()] {
+            for n in [2, 3, 40, 5_000] {
+                let mut batch = ResortGenerator::new(run_id, 9, 99_990).unwrap();
+                let mut rows = batch.clone();
+                let whole = batch.next_batch(n, T).unwrap();
+                let single: Vec<u8> = (0..n)
+                    .flat_map(|_| rows.next_batch(1, T).unwrap())
+                    .collect();
+                assert!(whole == single, "run_id={run_id:?} n={n}");
+            }
+        }
     }
 
     #[test]

@@ -4,9 +4,11 @@
 //! Every value comes from [`tables`], which `codegen/generate_tables.py` bakes from
 //! `python/elastic_channels/resort_sales.py`; this crate only replays it.
 
+mod counter;
 pub mod error;
-mod fragments;
 pub mod generator;
+mod pieces;
+mod prefetch;
 #[cfg(feature = "python")]
 mod python;
 mod sale_time;

@@ -32,6 +32,9 @@ pub const WORKER_ID_KEY: &str = ",\"WORKER_ID\":";
 /// Closes a row; msgspec `encode_lines` ends every row with a newline.
 pub const ROW_END: &str = "}\n";
 
+/// The longest rendered value (in bytes) of each entry column.
+pub const MAX_VALUE_LEN: [usize; 8] = [20, 13, 14, 12, 13, 1, 7, 7];
+
 /// Every distinct entry value, already rendered as JSON.
 pub static VALUES: [&str; 423] = [
     "\"Mt. Hood Meadows\"",
