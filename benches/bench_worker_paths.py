@@ -8,6 +8,11 @@ Paths (one worker process each, run one after another against one emulator proce
   c  the Python path (msgspec Structs built in Python + public append_rows)
 each with the SDK's zstd compression on and off, at 92 MB/s and flat out ("max").
 
+With --pin the worker process, SDK threads included, is held to one CPU, as in a
+1-vCPU pod, so "max" is what one worker does on one core. The emulator is not held:
+it needs more than one core to land more than ~100 MB/s, and shares the worker's
+core too, so a pinned worker has less than a whole core.
+
 Reports per run: achieved MB/s, worker CPU-seconds per GB (all threads: ours, the
 SDK's, Python's), the share of that CPU spent generating/encoding rows and in append
 calls, peak RSS, and ack latency. MB is 10**6 bytes.
@@ -31,6 +36,11 @@ PATHS = {
 }
 
 
+def worker_cpus(pin: bool) -> set[int] | None:
+    """The one CPU to hold the worker to (the last one), or None to leave it free."""
+    return {max(os.sched_getaffinity(0))} if pin else None
+
+
 def start_emulator(data_dir: Path) -> tuple[subprocess.Popen, Path]:
     info = data_dir / "info.json"
     proc = subprocess.Popen(
@@ -52,7 +62,9 @@ def start_emulator(data_dir: Path) -> tuple[subprocess.Popen, Path]:
     raise SystemExit("the emulator did not start within 30 s")
 
 
-def run_worker(info: Path, path: str, rate: str, zstd: bool, seconds: float, wid: int) -> dict:
+def run_worker(
+    info: Path, path: str, rate: str, zstd: bool, seconds: float, wid: int, cpus: set[int] | None
+) -> dict:
     args, env_extra = PATHS[path]
     target = "4e9" if rate == "max" else rate
     cmd = [
@@ -62,18 +74,24 @@ def run_worker(info: Path, path: str, rate: str, zstd: bool, seconds: float, wid
     ]  # fmt: skip
     if not zstd:
         cmd += ["--sdk-property", "enable_rowset_compression=false"]
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         cmd,
         env={**os.environ, **env_extra},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=seconds + 180,
-        check=False,
     )
-    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    if cpus:  # before the SDK starts its threads: they inherit the mask
+        os.sched_setaffinity(proc.pid, cpus)
+    try:
+        stdout, stderr = proc.communicate(timeout=seconds + 180)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+    lines = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
     summary = next((x for x in lines if x.get("type") == "summary"), None)
     if summary is None:
-        raise SystemExit(f"worker {path}/{rate} gave no summary:\n{proc.stderr[-2000:]}")
+        raise SystemExit(f"worker {path}/{rate} gave no summary:\n{stderr[-2000:]}")
     cpu = summary["cpu_s"]
     # Ours: generating + encoding rows, and the append call minus the SDK's work in it.
     own = summary["gen_cpu_s"] + summary["append_cpu_s"] - (summary["sdk_append_cpu_s"] or 0)
@@ -99,22 +117,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--paths", default="a,b,c", help="which paths")
     p.add_argument("--zstd", default="on,off", help="compression settings to try")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    p.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="hold each worker process to one CPU (the emulator stays free)",
+    )
     args = p.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-paths-") as tmp:
+        cpus = worker_cpus(args.pin)
+        if cpus:
+            print(f"workers held to CPU {sorted(cpus)}", file=sys.stderr)
         emu, info = start_emulator(Path(tmp))
         try:
             wid = 0
             for rate in args.rates.split(","):
                 for zstd in args.zstd.split(","):
                     for path in args.paths.split(","):
-                        r = run_worker(info, path, rate, zstd == "on", args.duration_seconds, wid)
+                        r = run_worker(
+                            info, path, rate, zstd == "on", args.duration_seconds, wid, cpus
+                        )
                         wid += 1
                         results.append(r)
                         print(json.dumps(r), file=sys.stderr, flush=True)
         finally:
-            emu.terminate()
-            emu.wait(timeout=60)
+            emu.terminate()  # it may still be landing a backlog: give it time, then kill
+            try:
+                emu.wait(timeout=180)
+            except subprocess.TimeoutExpired:
+                emu.kill()
+                emu.wait()
     if args.json:
         for r in results:
             print(json.dumps(r))
