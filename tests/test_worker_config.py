@@ -66,6 +66,7 @@ def test_defaults():
     assert cfg.pipe == "RESORT_SALES_PIPE"
     assert cfg.properties["data_retry_total_backoff_seconds"] == 30
     assert (cfg.encoder, cfg.append_mode, cfg.ssl_cert_file) == (None, None, None)
+    assert cfg.sleep_quantum_s == 0.1
 
 
 @pytest.mark.parametrize(
@@ -197,6 +198,7 @@ def test_worker_id_flag_beats_every_variable():
         (["--duration-seconds", "-1"], {}, "--duration-seconds (DURATION_SECONDS) must be > 0"),
         (["--batch-bytes", "999"], {}, "--batch-bytes (BATCH_BYTES) must be >= 1000"),
         (["--window-seconds", "0"], {}, "--window-seconds must be > 0"),
+        (["--sleep-quantum-ms", "-5"], {}, "--sleep-quantum-ms must be between 0 and 1000"),
         (["--worker-id", "-1"], {}, "--worker-id (WORKER_ID) must be >= 0"),
         (["--retry-backoff-seconds", "0"], {}, "--retry-backoff-seconds must be > 0"),
         (

@@ -386,6 +386,38 @@ def test_byte_counts_match_what_was_appended(mode):
     assert summary["bytes_sent"] == sum(map(len, sent))
 
 
+@pytest.mark.parametrize("quantum_ms", [0, 300])
+def test_the_sleep_quantum_groups_batches_into_bursts_at_the_same_rate(quantum_ms):
+    argv = ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "burst"]
+    argv += ["--target-bps", "10e6", "--batch-bytes", "1000000", "--duration-seconds", "1.5"]
+    argv += ["--sleep-quantum-ms", str(quantum_ms)]
+    times: list[float] = []
+
+    def factory(cfg, generation, append_mode):
+        session = _FakeSession(append_mode)
+        append = session.appender.append
+
+        def timed(data: bytes, n_rows: int, token: object = None) -> Future:
+            times.append(time.monotonic())
+            return append(data, n_rows, token)
+
+        session.appender.append = timed  # type: ignore[method-assign]
+        return session
+
+    summary = fake_worker(argv, factory).run()
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    # One ~1 MB batch per ~100 ms slot either way; the quantum only decides when to sleep.
+    if quantum_ms == 0:  # (the first slot starts at once, so the first two go together)
+        assert min(gaps[1:]) > 0.05, f"batches were not spaced out: {gaps}"
+    else:
+        assert min(gaps[1:]) < 0.02, f"no batches went back to back: {gaps}"
+        assert max(gaps) > 0.25, f"no sleep of about the quantum: {gaps}"
+    sent_mb = summary["bytes_sent"] / 1e6
+    # A batch goes at the start of its slot (the first two at once), and the quantum lets
+    # the schedule run at most that far ahead: so at most a quantum and two batches over.
+    assert 10 * 1.5 * 0.8 <= sent_mb <= 10 * (1.5 + quantum_ms / 1000) + 2.2, sent_mb
+
+
 def test_sigterm_while_reopening_a_dead_channel_still_resends():
     """SIGTERM lands while the worker replaces a channel that died: the drain should
     still reopen once and resend what was unacked, within the drain bound.

@@ -365,8 +365,11 @@ class Worker:
             del payload
             expected = batch.nbytes
             self._maybe_close_window()
-            # Wait out this batch's slot, taking acks and closing windows meanwhile.
-            slot_end = time.monotonic() + pacer.delay(batch.nbytes)
+            # Book this batch's slot. Sleep only once the schedule is a quantum ahead,
+            # then all of it, taking acks and closing windows meanwhile: batches go in
+            # short bursts, and fewer wake-ups find the caches cold.
+            wait = pacer.delay(batch.nbytes)
+            slot_end = time.monotonic() + (wait if wait >= cfg.sleep_quantum_s else 0.0)
             while not self._stopping and (left := slot_end - time.monotonic()) > 0:
                 self._wait_for_acks(min(left, 0.25))
         self.totals.end_mono = time.monotonic()
