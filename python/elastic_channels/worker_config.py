@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=100.0,
         help="sleep only once this far ahead of the pacing schedule, so batches go in "
         "short bursts between sleeps (each wake-up starts on cold caches); 0 sleeps after "
-        "every batch; the long-run rate is the same either way (default 100)",
+        "every batch; the long-run rate is the same either way",
     )
     g.add_argument(
         "--drain-timeout-seconds",
