@@ -81,3 +81,27 @@ def test_bad_rate_is_refused(rate: float) -> None:
 def test_bad_burst_is_refused() -> None:
     with pytest.raises(ValueError, match="burst_seconds"):
         Pacer(1.0, burst_seconds=-1)
+
+
+@pytest.mark.parametrize("quantum", [0.0, 0.1])
+def test_a_sleep_quantum_sends_in_bursts_at_the_same_rate(quantum: float) -> None:
+    clock = FakeClock()
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock.sleep(seconds)
+
+    pacer = Pacer(92e6, sleep_quantum=quantum, clock=clock, sleep=sleep)
+    sent = drive(pacer, clock, batch=1_000_000, seconds=60.0, work_s=0.0005)
+    assert sent / 60.0 == pytest.approx(92e6, rel=0.02)
+    slot = 1_000_000 / 92e6
+    if quantum == 0:  # a sleep before every batch
+        assert len(sleeps) > 0.9 * sent / 1_000_000 and max(sleeps) < 2 * slot
+    else:  # ~9 batches a burst, sleeps of a quantum or more
+        assert min(sleeps) >= quantum and len(sleeps) < sent / 1_000_000 / 8
+
+
+def test_bad_sleep_quantum_is_refused() -> None:
+    with pytest.raises(ValueError, match="sleep_quantum must be >= 0"):
+        Pacer(1e6, sleep_quantum=-1)

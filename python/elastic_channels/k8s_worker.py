@@ -332,7 +332,7 @@ class Worker:
             summary = self._summary(0, error=str(e))
             self._emit(summary)
             return summary
-        pacer = Pacer(cfg.target_bps)
+        pacer = Pacer(cfg.target_bps, sleep_quantum=cfg.sleep_quantum_s)
         self.totals = RunTotals()
         self.window = Window()
         deadline = self.totals.start_mono + cfg.duration_s
@@ -365,11 +365,9 @@ class Worker:
             del payload
             expected = batch.nbytes
             self._maybe_close_window()
-            # Book this batch's slot. Sleep only once the schedule is a quantum ahead,
-            # then all of it, taking acks and closing windows meanwhile: batches go in
-            # short bursts, and fewer wake-ups find the caches cold.
-            wait = pacer.delay(batch.nbytes)
-            slot_end = time.monotonic() + (wait if wait >= cfg.sleep_quantum_s else 0.0)
+            # Book this batch's slot and wait it out (only once a quantum ahead, so
+            # batches go in short bursts), taking acks and closing windows meanwhile.
+            slot_end = time.monotonic() + pacer.delay(batch.nbytes)
             while not self._stopping and (left := slot_end - time.monotonic()) > 0:
                 self._wait_for_acks(min(left, 0.25))
         self.totals.end_mono = time.monotonic()

@@ -6,6 +6,11 @@ comes. Because the schedule, not the time of the last wake-up, advances, oversle
 is paid back by the next bookings and the long-run rate is exact. If the caller falls
 behind (a slow batch, a GC pause) it may catch up by at most ``burst_seconds`` of
 traffic, so a stall is never followed by an unbounded burst.
+
+With ``sleep_quantum`` > 0 the pacer asks for a wait only once the schedule is at
+least that far ahead, and then for all of it: bookings still follow the same
+schedule, so the long-run rate is unchanged, but the caller sends in short bursts
+and sleeps less often. A worker wants that: each wake-up starts on cold caches.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ class Pacer:
         rate: float,
         *,
         burst_seconds: float = 0.25,
+        sleep_quantum: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -27,21 +33,25 @@ class Pacer:
             raise ValueError(f"rate must be > 0 bytes/s, got {rate!r}")
         if burst_seconds < 0:
             raise ValueError(f"burst_seconds must be >= 0, got {burst_seconds!r}")
+        if sleep_quantum < 0:
+            raise ValueError(f"sleep_quantum must be >= 0, got {sleep_quantum!r}")
         self.rate = float(rate)
         self.burst_seconds = float(burst_seconds)
+        self.sleep_quantum = float(sleep_quantum)
         self._clock = clock
         self._sleep = sleep
         self._next = clock()
 
     def delay(self, nbytes: int) -> float:
-        """Books ``nbytes`` and returns how long to wait before sending them."""
+        """Books ``nbytes`` and returns how long to wait before sending them: 0 while
+        the schedule is less than ``sleep_quantum`` ahead."""
         now = self._clock()
         earliest = now - self.burst_seconds
         if self._next < earliest:
             self._next = earliest
         wait = self._next - now
         self._next += nbytes / self.rate
-        return max(wait, 0.0)
+        return wait if wait > 0 and wait >= self.sleep_quantum else 0.0
 
     def acquire(self, nbytes: int) -> float:
         """Waits until ``nbytes`` may go; returns the time slept."""
