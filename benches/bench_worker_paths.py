@@ -14,8 +14,9 @@ it needs more than one core to land more than ~100 MB/s, and shares the worker's
 core too, so a pinned worker has less than a whole core.
 
 Reports per run: achieved MB/s, worker CPU-seconds per GB (all threads: ours, the
-SDK's, Python's), the share of that CPU spent generating/encoding rows and in append
-calls, peak RSS, and ack latency. MB is 10**6 bytes.
+SDK's, Python's), the share of that CPU that is the worker's own (all its thread did
+but the SDK's append calls: generating, encoding, append bookkeeping, pacing, acks,
+windows), peak RSS, and ack latency. MB is 10**6 bytes.
 """
 
 from __future__ import annotations
@@ -93,8 +94,9 @@ def run_worker(
     if summary is None:
         raise SystemExit(f"worker {path}/{rate} gave no summary:\n{stderr[-2000:]}")
     cpu = summary["cpu_s"]
-    # Ours: generating + encoding rows, and the append call minus the SDK's work in it.
-    own = summary["gen_cpu_s"] + summary["append_cpu_s"] - (summary["sdk_append_cpu_s"] or 0)
+    # Ours: all the worker thread did (generating, encoding, append bookkeeping, pacing,
+    # acks, windows) but the SDK's append calls; the SDK's threads are all the SDK's.
+    own = summary["own_cpu_s"]
     return {
         "path": path,
         "rate": rate,

@@ -90,14 +90,18 @@ class FakeChannel:
         self._future_id_lock = threading.Lock()
         self._next_future_id = 1
         self.public_appends: list[tuple[list[Any], object]] = []
+        self.handlers: dict[str, Any] = {}
         if missing is not None:
             delattr(self, missing)
 
-    def append_rows_with_wait(self, rows: list[Any], append_token: object) -> Future:
+    def append_rows(self, rows: list[Any], append_token: object) -> None:
         self.public_appends.append((rows, append_token))
-        future: Future = Future()
-        future.set_result(None)
-        return future
+
+    def set_success_handler(self, handler) -> None:
+        self.handlers["success"] = handler
+
+    def set_error_handler(self, handler) -> None:
+        self.handlers["error"] = handler
 
 
 def batch(n: int, start_seq: int = 0) -> bytes:
@@ -122,17 +126,17 @@ def test_a_channel_shaped_like_the_sdks_gets_the_ffi_path(caplog):
     assert not caplog.records
 
     data = batch(3)
-    first = appender.append(data, 3, "token-a")
-    second = appender.append(batch(2, 3), 2, "token-b")
+    assert appender.append(data, 3, "token-a") is None
+    appender.append(batch(2, 3), 2, "token-b")
     core, callback = channel._channel, channel._callback
     # Exactly the SDK's call: the bytes as given, the row count, the next future id.
     assert core.appends[0] == (data, 3, 1, None, None)
     assert [a[2] for a in core.appends] == [1, 2]
     assert channel._next_future_id == 3
-    # The returned future is the one registered, with the caller's token.
-    assert callback.futures[1] == (first, "token-a")
-    assert callback.futures[2] == (second, "token-b")
-    assert not first.done() and not channel.public_appends
+    # Registered fire-and-forget (no future), with the caller's token.
+    assert callback.futures[1] == (None, "token-a")
+    assert callback.futures[2] == (None, "token-b")
+    assert not channel.public_appends
 
 
 def test_a_failed_ffi_append_unregisters_and_raises_the_sdks_error():
@@ -162,7 +166,7 @@ def test_a_duplicate_registration_invalidates_the_channel():
     channel._callback.duplicate = ValueError("duplicate future id 1")
     channel._callback.duplicate.message = "duplicate future id 1"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="duplicate future id"):
-        appender.append(batch(1), 1, None)
+        appender.append(batch(1), 1, "t")
     assert channel._channel.invalidated == ["duplicate future id 1"]
     assert not channel._channel.appends
 
@@ -171,7 +175,7 @@ def test_append_takes_bytes_only():
     appender = ElasticAppender(FakeChannel())
     for bad in (bytearray(batch(1)), memoryview(batch(1)), batch(1).decode()):
         with pytest.raises(TypeError, match="data must be bytes"):
-            appender.append(bad, 1)  # type: ignore[arg-type]
+            appender.append(bad, 1, None)  # type: ignore[arg-type]
 
 
 def test_the_real_sdk_still_appends_the_way_the_fast_path_copies():
@@ -195,6 +199,81 @@ def test_the_real_sdk_still_appends_the_way_the_fast_path_copies():
         assert step in body, f"the SDK's append no longer does: {step}"
 
 
+class _PendingCheckingCore(FakeCore):
+    """The FFI channel over the SDK's real callback: appends after registration only."""
+
+    def append_rows(self, data, n_rows, future_id, offset_token, extra):
+        assert future_id in self.callback._pending_appends, "appended before registering"
+        self.appends.append((data, n_rows, future_id, offset_token, extra))
+
+
+def sdk_channel():
+    """The SDK's own elastic channel class and ack callback around a recording FFI core:
+    everything but the Rust core and the server is the real 1.9.1 code."""
+    from snowflake.ingest.streaming._mark_complete_callback import MarkCompleteCallback
+    from snowflake.ingest.streaming.streaming_ingest_elastic_channel import (
+        StreamingIngestElasticChannel,
+    )
+
+    channel = object.__new__(StreamingIngestElasticChannel)
+    channel._callback = MarkCompleteCallback("test-channel")
+    channel._channel = _PendingCheckingCore(channel._callback)
+    channel._future_id_lock = threading.Lock()
+    channel._next_future_id = 1
+    return channel
+
+
+def test_acks_and_failures_reach_the_handlers_through_the_sdks_callback():
+    """Fire-and-forget appends are acked through the SDK's success and error handlers:
+    once per acknowledged request with all its tokens, every append exactly once."""
+    from snowflake.ingest.streaming import StreamingIngestError
+
+    channel = sdk_channel()
+    appender = ElasticAppender(channel)
+    assert appender.mode == "ffi"
+    acked: list[tuple] = []
+    failed: list[tuple[tuple, BaseException]] = []
+    appender.set_ack_handlers(acked.append, lambda tokens, error: failed.append((tokens, error)))
+    for i in range(5):
+        appender.append(batch(1, i), 1, ("batch", i))
+    assert [a[2] for a in channel._channel.appends] == [1, 2, 3, 4, 5]
+
+    callback = channel._callback
+    callback.mark_complete([1, 2], True, None, None, None, None, "req-1", 0)
+    assert acked == [(("batch", 0), ("batch", 1))] and not failed
+
+    callback.mark_complete([3, 3], False, "SfApiUserError", "bad row", 400, "Bad Request", "r", 0)
+    [(tokens, error)] = failed
+    assert tokens == (("batch", 2),)
+    assert isinstance(error, StreamingIngestError) and "bad row" in str(error)
+
+    # A channel invalidated for good fails everything still pending, in one call.
+    callback.invalidate_all_pending_futures(False, None, "channel gone", 500, "ISE")
+    assert failed[1][0] == (("batch", 3), ("batch", 4))
+    assert "channel gone" in str(failed[1][1])
+    assert len(acked) == 1 and not callback._pending_appends
+
+
+def test_an_append_that_raises_is_never_acked_later():
+    channel = sdk_channel()
+    appender = ElasticAppender(channel)
+    acked: list[tuple] = []
+    failed: list[tuple] = []
+    appender.set_ack_handlers(acked.append, lambda tokens, error: failed.append(tokens))
+    channel._channel.append_rows = lambda *a: (_ for _ in ()).throw(RuntimeError("boom"))
+    with pytest.raises(Exception, match="boom"):
+        appender.append(batch(1), 1, "lost-at-the-call")
+    channel._callback.invalidate_all_pending_futures(False, None, "gone", 500, "ISE")
+    assert not acked and not failed, "the caller already knows: the append raised"
+
+
+def test_a_channel_without_the_public_ack_handlers_is_refused():
+    channel = FakeChannel()
+    channel.set_success_handler = None  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match=r"no public set_success_handler\(\)"):
+        ElasticAppender(channel)
+
+
 # --- falling back ----------------------------------------------------------------------
 
 
@@ -213,13 +292,12 @@ def test_missing_private_attributes_fall_back_to_raw_with_one_warning(caplog, mi
 
     # The public path carries the same bytes: one msgspec.Raw per line.
     data = batch(50)
-    future = appender.append(data, 50, "tok")
-    assert future.done()
+    appender.append(data, 50, "tok")
     [(rows, token)] = channel.public_appends
     assert token == "tok" and all(isinstance(r, msgspec.Raw) for r in rows)
     assert msgspec.json.Encoder().encode_lines(rows) == data
     with pytest.raises(ValueError, match="n_rows=49"):
-        appender.append(data, 49)
+        appender.append(data, 49, None)
     # Warned once for the appender, not once per append.
     assert len([r for r in caplog.records if r.name == LOGGER]) == 1
 

@@ -8,6 +8,11 @@ does: a future id taken under the channel's lock, the future registered with the
 channel's callback before the append, removed again if the append raises, and FFI
 errors translated to the SDK's error types.
 
+Appends are fire-and-forget, as the SDK's public ``append_rows``: no ``Future`` per
+append. Acks come back through the channel's public success and error handlers
+(``set_ack_handlers``), once per acknowledged request with the tokens of every append it
+carried: an append is reported to exactly one of them, or its append call raised.
+
 That relies on private attributes. ``ElasticAppender`` checks the SDK's version and
 every attribute it uses once, up front; if anything differs from what is tested it
 warns once and falls back to the public API with one ``msgspec.Raw`` per row, which
@@ -15,8 +20,8 @@ warns once and falls back to the public API with one ``msgspec.Raw`` per row, wh
 
 Modes:
   ``ffi``   private fast path (the default when the SDK is the tested one)
-  ``raw``   public ``append_rows_with_wait`` with ``msgspec.Raw`` rows
-  ``rows``  public ``append_rows_with_wait`` with row objects (the plain Python path)
+  ``raw``   public ``append_rows`` with ``msgspec.Raw`` rows
+  ``rows``  public ``append_rows`` with row objects (the plain Python path)
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from concurrent.futures import Future
 from typing import Any, Callable, Literal
 
 import msgspec
@@ -35,6 +39,10 @@ log = logging.getLogger("elastic_channels.fast_append")
 TESTED_SDK_VERSIONS = frozenset({"1.9.1"})
 
 Mode = Literal["ffi", "raw", "rows"]
+#: Called with the tokens of appends acked together.
+AckedHandler = Callable[[tuple], None]
+#: Called with the tokens of appends that failed together, and the error.
+FailedHandler = Callable[[tuple, BaseException], None]
 
 
 def sdk_version() -> str | None:
@@ -89,14 +97,14 @@ def fast_path_problem(channel: Any) -> str | None:
     return None
 
 
-def _ffi_append(appender: ElasticAppender, data: bytes, n_rows: int, token: object) -> Future:
-    """The SDK's ``_append_rows_internal`` minus its encode step."""
+def _ffi_append(appender: ElasticAppender, data: bytes, n_rows: int, token: object) -> None:
+    """The SDK's ``_append_rows_internal`` minus its encode step, fire-and-forget (no
+    future registered, as its public ``append_rows`` does)."""
     channel = appender.channel
-    future: Future = Future()
     with channel._future_id_lock:
         future_id = channel._next_future_id
         channel._next_future_id = future_id + 1
-        duplicate = channel._callback.register_future(future_id, future, token)
+        duplicate = channel._callback.register_future(future_id, None, token)
     if duplicate is not None:
         channel._channel.invalidate_channel(duplicate.message)
         raise duplicate
@@ -108,10 +116,9 @@ def _ffi_append(appender: ElasticAppender, data: bytes, n_rows: int, token: obje
         raise
     finally:
         appender.sdk_cpu_s += time.thread_time() - t0
-    return future
 
 
-def _wrap_ffi_errors(fn: Callable[..., Future]) -> Callable[..., Future]:
+def _wrap_ffi_errors(fn: Callable[..., None]) -> Callable[..., None]:
     from snowflake.ingest.streaming._utils import _rethrow_ffi_errors
 
     return _rethrow_ffi_errors(fn)
@@ -127,9 +134,16 @@ def raw_rows(data: bytes) -> list[msgspec.Raw]:
 
 
 class ElasticAppender:
-    """Appends NDJSON batches to one elastic channel; each append returns a Future."""
+    """Appends NDJSON batches to one elastic channel, fire-and-forget; acks arrive
+    through the handlers given to ``set_ack_handlers``."""
 
     def __init__(self, channel: Any, mode: Mode | None = None) -> None:
+        for name in ("set_success_handler", "set_error_handler", "append_rows"):
+            if not callable(getattr(channel, name, None)):
+                raise RuntimeError(
+                    f"the elastic channel has no public {name}() (snowpipe-streaming "
+                    f"{sdk_version()}; this project needs {sorted(TESTED_SDK_VERSIONS)})"
+                )
         self.channel = channel
         problem = fast_path_problem(channel)
         if mode is None:
@@ -139,22 +153,34 @@ class ElasticAppender:
         elif mode == "ffi" and problem is not None:
             raise RuntimeError(f"fast append requested but unavailable: {problem}")
         self.mode: Mode = mode
-        #: CPU this thread spent inside the SDK's own append call (ffi mode): the SDK's
-        #: cost, not ours, though it runs on our thread.
+        #: CPU this thread spent inside the SDK's own append calls (its FFI append; on
+        #: the public paths, its encode too): the SDK's cost, though on our thread.
         self.sdk_cpu_s = 0.0
         self._ffi = _wrap_ffi_errors(_ffi_append) if mode == "ffi" else None
 
-    def append(self, data: bytes, n_rows: int, token: object = None) -> Future:
-        """Append ``n_rows`` rows of NDJSON ``data`` (bytes, newline-terminated)."""
+    def set_ack_handlers(self, acked: AckedHandler, failed: FailedHandler) -> None:
+        """Route the channel's acks: ``acked(tokens)`` or ``failed(tokens, error)``, once
+        per acknowledged (or failed) request, on an SDK thread: keep them cheap."""
+        self.channel.set_success_handler(lambda detail: acked(detail.append_tokens))
+        self.channel.set_error_handler(lambda detail: failed(detail.append_tokens, detail.error))
+
+    def append(self, data: bytes, n_rows: int, token: object) -> None:
+        """Append ``n_rows`` rows of NDJSON ``data`` (bytes, newline-terminated); its ack
+        names ``token`` (None: untracked)."""
         if not isinstance(data, bytes):
             raise TypeError(f"data must be bytes, got {type(data).__name__}")
         if self._ffi is not None:
-            return self._ffi(self, data, n_rows, token)
+            self._ffi(self, data, n_rows, token)
+            return
         rows = raw_rows(data)
         if len(rows) != n_rows:
             raise ValueError(f"n_rows={n_rows} but the data holds {len(rows)} lines")
-        return self.channel.append_rows_with_wait(rows, token)
+        self.append_rows(rows, token)
 
-    def append_rows(self, rows: list[Any], token: object = None) -> Future:
-        """The plain public path: the SDK encodes ``rows`` itself."""
-        return self.channel.append_rows_with_wait(rows, token)
+    def append_rows(self, rows: list[Any], token: object) -> None:
+        """The public path: the SDK encodes ``rows`` (objects or ``msgspec.Raw``) itself."""
+        t0 = time.thread_time()
+        try:
+            self.channel.append_rows(rows, token)
+        finally:
+            self.sdk_cpu_s += time.thread_time() - t0

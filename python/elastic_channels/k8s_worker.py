@@ -22,7 +22,6 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
@@ -125,7 +124,11 @@ class Worker:
         self.in_flight_bytes = 0
         self.totals = RunTotals()
         self.window = Window()
-        self._acks: collections.deque[tuple[Batch, int, Future, float]] = collections.deque()
+        #: (tokens, error or None, when): one entry per ack from the SDK; a token is
+        #: (batch, generation of the channel it was appended on).
+        self._acks: collections.deque[tuple[tuple, BaseException | None, float]] = (
+            collections.deque()
+        )
         self._ack_event = threading.Event()
         self._dead: str | None = None
         self._stopping = False
@@ -133,10 +136,13 @@ class Worker:
         self.session: Any = None
         self.generation = 0
         self.stuck_connect = False
-        #: CPU this thread spent generating + encoding rows, and in append calls
-        #: (which include the SDK's own append, counted apart by the appender).
+        #: CPU this thread spent generating + encoding rows, in append calls (which
+        #: include the SDK's own append, counted apart by the appender), and in all
+        #: of the run from the first batch to the last ack (pacing, acks, windows).
         self.gen_cpu_s = 0.0
         self.append_cpu_s = 0.0
+        self.loop_cpu_s = 0.0
+        self._sdk_cpu_s_closed = 0.0  # the SDK append CPU of sessions since replaced
 
     # --- signals ------------------------------------------------------------------
 
@@ -177,23 +183,27 @@ class Worker:
 
     # --- appends and acks ---------------------------------------------------------
 
-    def _on_done(self, batch: Batch, generation: int) -> Callable[[Future], None]:
-        def done(future: Future) -> None:  # runs on an SDK thread: bookkeeping only
-            self._acks.append((batch, generation, future, time.monotonic()))
-            self._ack_event.set()
+    # The SDK calls these on its ack thread: note the ack and wake the loop, no more.
+    def _on_acked(self, tokens: tuple) -> None:
+        self._acks.append((tokens, None, time.monotonic()))
+        self._ack_event.set()
 
-        return done
+    def _on_failed(self, tokens: tuple, error: BaseException) -> None:
+        self._acks.append((tokens, error, time.monotonic()))
+        self._ack_event.set()
 
     def _append(self, batch: Batch, payload: Any = None) -> bool:
         """Append on the current channel; False if the channel is dead."""
         if payload is None:
             payload = self._replay(batch)
+        token = (batch, self.generation)
         while True:
+            batch.appended_at = time.monotonic()
             try:
                 if isinstance(payload, bytes):
-                    fut = self.session.appender.append(payload, batch.n_rows, batch.bid)
+                    self.session.appender.append(payload, batch.n_rows, token)
                 else:
-                    fut = self.session.appender.append_rows(payload, batch.bid)
+                    self.session.appender.append_rows(payload, token)
             except Exception as e:
                 if is_back_pressure(e) and not self._stopping:
                     self._wait_for_acks(0.05)
@@ -206,9 +216,7 @@ class Worker:
             self.totals.resent_rows += batch.n_rows
             self.window.resent_batches += 1
         batch.generation = self.generation
-        batch.appended_at = time.monotonic()
         batch.sends += 1
-        fut.add_done_callback(self._on_done(batch, self.generation))
         return True
 
     def _mark_dead(self, reason: str) -> None:
@@ -226,21 +234,21 @@ class Worker:
 
     def _drain_acks(self) -> None:
         while self._acks:
-            batch, generation, future, at = self._acks.popleft()
-            if self.pending.get(batch.bid) is not batch or batch.generation != generation:
-                continue  # a late answer from a channel already replaced
-            error = future.exception()
-            if error is not None:
-                self._mark_dead(f"append failed: {error}")
-                continue
-            del self.pending[batch.bid]
-            self.in_flight_bytes -= batch.nbytes
-            latency = at - batch.appended_at
-            self.totals.rows_acked += batch.n_rows
-            self.totals.bytes_acked += batch.nbytes
-            self.totals.latencies.append(latency)
-            self.window.acked_rows += batch.n_rows
-            self.window.latencies.append(latency)
+            tokens, error, at = self._acks.popleft()
+            for batch, generation in tokens:
+                if self.pending.get(batch.bid) is not batch or batch.generation != generation:
+                    continue  # a late answer from a channel already replaced
+                if error is not None:
+                    self._mark_dead(f"append failed: {error}")
+                    continue
+                del self.pending[batch.bid]
+                self.in_flight_bytes -= batch.nbytes
+                latency = at - batch.appended_at
+                self.totals.rows_acked += batch.n_rows
+                self.totals.bytes_acked += batch.nbytes
+                self.totals.latencies.append(latency)
+                self.window.acked_rows += batch.n_rows
+                self.window.latencies.append(latency)
 
     def _open_session(self, deadline: float | None = None) -> None:
         """A new client + channel. The SDK's constructor retries an unreachable server
@@ -274,6 +282,7 @@ class Worker:
         if "error" in box:
             raise ConnectError(f"connecting to Snowflake: {box['error']}") from box["error"]
         self.session = box["session"]
+        self.session.appender.set_ack_handlers(self._on_acked, self._on_failed)
         self.append_mode_used = self.session.appender.mode
 
     def _recover(self, deadline: float) -> None:
@@ -292,6 +301,7 @@ class Worker:
             self.totals.channel_reopens += 1
             old, self.session = self.session, None
             if old is not None:
+                self._sdk_cpu_s_closed += old.appender.sdk_cpu_s
                 old.close(0)
             try:
                 self._open_session(deadline)
@@ -337,6 +347,7 @@ class Worker:
         self.window = Window()
         deadline = self.totals.start_mono + cfg.duration_s
         expected = cfg.batch_bytes
+        loop_t0 = time.thread_time()
         while not self._stopping and time.monotonic() < deadline:
             self._drain_acks()
             if self._dead is not None:
@@ -366,13 +377,17 @@ class Worker:
             expected = batch.nbytes
             self._maybe_close_window()
             # Book this batch's slot and wait it out (only once a quantum ahead, so
-            # batches go in short bursts), taking acks and closing windows meanwhile.
+            # batches go in short bursts). Acks do not cut the sleep short: they are
+            # timestamped as they come, and every wake-up costs CPU (~20-40 us here).
             slot_end = time.monotonic() + pacer.delay(batch.nbytes)
             while not self._stopping and (left := slot_end - time.monotonic()) > 0:
-                self._wait_for_acks(min(left, 0.25))
+                time.sleep(min(left, 0.25))
+                self._drain_acks()
+                self._maybe_close_window()
         self.totals.end_mono = time.monotonic()
         self._drain(time.monotonic() + cfg.drain_timeout_s)
         self._maybe_close_window(force=True)
+        self.loop_cpu_s = time.thread_time() - loop_t0
         unacked = sum(b.n_rows for b in self.pending.values())
         summary = self._summary(unacked)
         if self.session is not None:
@@ -391,8 +406,19 @@ class Worker:
             next_seq=self.gen.seq,
             gen_cpu_s=round(self.gen_cpu_s, 3),
             append_cpu_s=round(self.append_cpu_s, 3),
-            sdk_append_cpu_s=round(self.session.appender.sdk_cpu_s, 3) if self.session else None,
+            **self._own_cpu(),
         )
+
+    def _own_cpu(self) -> dict[str, float | None]:
+        """This thread's CPU over the run, split into the SDK's append calls and ours:
+        ``own_cpu_s`` is everything the worker itself did (generating, encoding, append
+        bookkeeping, pacing, acks, windows). The SDK's own threads are not in either."""
+        sdk = self._sdk_cpu_s_closed + (self.session.appender.sdk_cpu_s if self.session else 0)
+        return {
+            "loop_cpu_s": round(self.loop_cpu_s, 3),
+            "sdk_append_cpu_s": round(sdk, 3),
+            "own_cpu_s": round(self.loop_cpu_s - sdk, 3),
+        }
 
     def _drain(self, deadline: float) -> None:
         """Wait for every outstanding ack, resending on a new channel if need be."""
