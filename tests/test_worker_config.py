@@ -66,7 +66,7 @@ def test_defaults():
     assert cfg.pipe == "RESORT_SALES_PIPE"
     assert cfg.properties["data_retry_total_backoff_seconds"] == 30
     assert (cfg.encoder, cfg.append_mode, cfg.ssl_cert_file) == (None, None, None)
-    assert cfg.sleep_quantum_s == 0.1
+    assert cfg.sleep_quantum_s == 0.25
 
 
 @pytest.mark.parametrize(

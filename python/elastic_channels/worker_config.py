@@ -39,7 +39,7 @@ class WorkerConfig:
     profile_path: str | None = None
     window_s: float = 5.0
     max_inflight_bytes: int = 96_000_000
-    sleep_quantum_s: float = 0.1
+    sleep_quantum_s: float = 0.25
     drain_timeout_s: float = 60.0
     connect_timeout_s: float = 120.0
     retry_backoff_s: int = 30
@@ -127,10 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--sleep-quantum-ms",
         type=float,
-        default=100.0,
+        default=250.0,
         help="sleep only once this far ahead of the pacing schedule, so batches go in "
-        "short bursts between sleeps (each wake-up starts on cold caches); 0 sleeps after "
-        "every batch; the long-run rate is the same either way",
+        "short bursts between sleeps (each wake-up costs ~0.2 ms of CPU on cold caches); "
+        "0 sleeps after every batch; the long-run rate is the same either way, longer "
+        "quanta trade burstier sends and slower acks for less CPU",
     )
     g.add_argument(
         "--drain-timeout-seconds",
