@@ -33,7 +33,7 @@ from elastic_channels.worker_config import ConfigError, WorkerConfig, load_confi
 log = logging.getLogger("elastic_channels.k8s_worker")
 
 
-@dataclass
+@dataclass(slots=True)
 class Batch:
     """One append's worth of rows, tracked until acked.
 
