@@ -97,6 +97,12 @@ class FakeChannel:
     def append_rows(self, rows: list[Any], append_token: object) -> None:
         self.public_appends.append((rows, append_token))
 
+    def append_rows_with_wait(self, rows: list[Any], append_token: object) -> Future:
+        self.public_appends.append((rows, append_token))
+        future: Future = Future()
+        future.set_result(None)
+        return future
+
     def set_success_handler(self, handler) -> None:
         self.handlers["success"] = handler
 
@@ -252,6 +258,37 @@ def test_acks_and_failures_reach_the_handlers_through_the_sdks_callback():
     assert failed[1][0] == (("batch", 3), ("batch", 4))
     assert "channel gone" in str(failed[1][1])
     assert len(acked) == 1 and not callback._pending_appends
+
+
+def test_append_with_wait_returns_the_registered_future_and_the_handlers_fire_too():
+    channel = sdk_channel()
+    appender = ElasticAppender(channel)
+    acked: list[tuple] = []
+    failed: list[tuple] = []
+    appender.set_ack_handlers(acked.append, lambda tokens, error: failed.append(tokens))
+    ok = appender.append_with_wait(batch(2), 2, "ok")
+    bad = appender.append_with_wait(batch(1, 2), 1, "bad")
+    assert channel._callback._pending_appends[1].future is ok
+    assert not ok.done() and not bad.done()
+
+    channel._callback.mark_complete([1, 1], True, None, None, None, None, "req-1", 0)
+    assert ok.result(timeout=0) is None and acked == [("ok",)]
+    channel._callback.mark_complete([2, 2], False, "SfApiUserError", "nope", 400, "BR", "r", 0)
+    assert "nope" in str(bad.exception(timeout=0)) and failed == [("bad",)]
+
+
+def test_append_with_wait_on_the_public_path_sends_the_same_bytes():
+    channel = FakeChannel()
+    appender = ElasticAppender(channel, "raw")
+    data = batch(20)
+    future = appender.append_with_wait(data, 20, "tok")
+    assert future.done()
+    [(rows, token)] = channel.public_appends
+    assert token == "tok" and msgspec.json.Encoder().encode_lines(rows) == data
+    with pytest.raises(ValueError, match="n_rows=21"):
+        appender.append_with_wait(data, 21)
+    with pytest.raises(TypeError, match="data must be bytes"):
+        appender.append_with_wait(bytearray(data), 20)  # type: ignore[arg-type]
 
 
 def test_an_append_that_raises_is_never_acked_later():
