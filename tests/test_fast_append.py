@@ -239,16 +239,27 @@ def test_acks_and_failures_reach_the_handlers_through_the_sdks_callback():
     assert appender.mode == "ffi"
     acked: list[tuple] = []
     failed: list[tuple[tuple, BaseException]] = []
-    appender.set_ack_handlers(acked.append, lambda tokens, error: failed.append((tokens, error)))
+    retries: list[int] = []
+
+    def on_acked(tokens: tuple, n: int) -> None:
+        acked.append(tokens)
+        retries.append(n)
+
+    def on_failed(tokens: tuple, error: BaseException, n: int) -> None:
+        failed.append((tokens, error))
+        retries.append(n)
+
+    appender.set_ack_handlers(on_acked, on_failed)
     for i in range(5):
         appender.append(batch(1, i), 1, ("batch", i))
     assert [a[2] for a in channel._channel.appends] == [1, 2, 3, 4, 5]
 
     callback = channel._callback
-    callback.mark_complete([1, 2], True, None, None, None, None, "req-1", 0)
+    callback.mark_complete([1, 2], True, None, None, None, None, "req-1", 2)
     assert acked == [(("batch", 0), ("batch", 1))] and not failed
+    assert retries == [2], "the SDK sent that request three times: rows may be doubled"
 
-    callback.mark_complete([3, 3], False, "SfApiUserError", "bad row", 400, "Bad Request", "r", 0)
+    callback.mark_complete([3, 3], False, "SfApiUserError", "bad row", 400, "Bad Request", "r", 1)
     [(tokens, error)] = failed
     assert tokens == (("batch", 2),)
     assert isinstance(error, StreamingIngestError) and "bad row" in str(error)
@@ -257,6 +268,7 @@ def test_acks_and_failures_reach_the_handlers_through_the_sdks_callback():
     callback.invalidate_all_pending_futures(False, None, "channel gone", 500, "ISE")
     assert failed[1][0] == (("batch", 3), ("batch", 4))
     assert "channel gone" in str(failed[1][1])
+    assert retries == [2, 1, 0], "an invalidation belongs to no request: no retries"
     assert len(acked) == 1 and not callback._pending_appends
 
 
@@ -265,7 +277,9 @@ def test_append_with_wait_returns_the_registered_future_and_the_handlers_fire_to
     appender = ElasticAppender(channel)
     acked: list[tuple] = []
     failed: list[tuple] = []
-    appender.set_ack_handlers(acked.append, lambda tokens, error: failed.append(tokens))
+    appender.set_ack_handlers(
+        lambda tokens, n: acked.append(tokens), lambda tokens, e, n: failed.append(tokens)
+    )
     ok = appender.append_with_wait(batch(2), 2, "ok")
     bad = appender.append_with_wait(batch(1, 2), 1, "bad")
     assert channel._callback._pending_appends[1].future is ok
@@ -296,7 +310,9 @@ def test_an_append_that_raises_is_never_acked_later():
     appender = ElasticAppender(channel)
     acked: list[tuple] = []
     failed: list[tuple] = []
-    appender.set_ack_handlers(acked.append, lambda tokens, error: failed.append(tokens))
+    appender.set_ack_handlers(
+        lambda tokens, n: acked.append(tokens), lambda tokens, e, n: failed.append(tokens)
+    )
     channel._channel.append_rows = lambda *a: (_ for _ in ()).throw(RuntimeError("boom"))
     with pytest.raises(Exception, match="boom"):
         appender.append(batch(1), 1, "lost-at-the-call")

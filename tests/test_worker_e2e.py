@@ -182,6 +182,9 @@ def test_faults_mid_run_lose_nothing(emu, profile, tmp_path):
     s = check_complete(result, run_id, worker_id)
     assert s["resent_batches"] > 0
     assert s["channel_reopens"] >= 1
+    # Two 503s and a drop: three attempts the SDK made again, reported with the answer.
+    assert s["sdk_retries"] >= 3, s["sdk_retries"]
+    assert sum(w["sdk_retries"] for w in result.windows) == s["sdk_retries"]
     assert "channel lost" in result.stderr
     # While acks stalled, in-flight data stayed bounded (one batch over at most, appended
     # while the channel was dead) and the SDK's own limit was never hit.
@@ -337,9 +340,9 @@ class _DoneAppender:
 
     def _done(self, token: object) -> None:
         if self._fail is None:
-            self._acked((token,))
+            self._acked((token,), 0)
         else:
-            self._failed((token,), self._fail)
+            self._failed((token,), self._fail, 0)
 
     def append(self, data: bytes, n_rows: int, token: object) -> None:
         self.sent.append(data)

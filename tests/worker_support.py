@@ -55,6 +55,8 @@ ISSUE_SUMMARY_KEYS = frozenset(
 SUMMARY_KEYS = ISSUE_SUMMARY_KEYS | {
     "type",
     "channel_reopens",
+    "sdk_retries",
+    "own_cpu_s",
     "first_seq",
     "next_seq",
     "encoder",
@@ -82,6 +84,7 @@ WINDOW_KEYS = frozenset(
         "in_flight_batches",
         "in_flight_bytes",
         "resent_batches",
+        "sdk_retries",
         "errors",
         "cpu_pct",
         "rss_mib",

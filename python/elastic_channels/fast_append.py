@@ -42,10 +42,11 @@ log = logging.getLogger("elastic_channels.fast_append")
 TESTED_SDK_VERSIONS = frozenset({"1.9.1"})
 
 Mode = Literal["ffi", "raw", "rows"]
-#: Called with the tokens of appends acked together.
-AckedHandler = Callable[[tuple], None]
-#: Called with the tokens of appends that failed together, and the error.
-FailedHandler = Callable[[tuple, BaseException], None]
+#: Called with the tokens of appends acked together, and how many times the SDK sent
+#: that request again before it was answered.
+AckedHandler = Callable[[tuple, int], None]
+#: Called with the tokens of appends that failed together, the error, and the retries.
+FailedHandler = Callable[[tuple, BaseException, int], None]
 
 
 def sdk_version() -> str | None:
@@ -170,10 +171,18 @@ class ElasticAppender:
         self._ffi = _wrap_ffi_errors(_ffi_append) if mode == "ffi" else None
 
     def set_ack_handlers(self, acked: AckedHandler, failed: FailedHandler) -> None:
-        """Route the channel's acks: ``acked(tokens)`` or ``failed(tokens, error)``, once
-        per acknowledged (or failed) request, on an SDK thread: keep them cheap."""
-        self.channel.set_success_handler(lambda detail: acked(detail.append_tokens))
-        self.channel.set_error_handler(lambda detail: failed(detail.append_tokens, detail.error))
+        """Route the channel's acks: ``acked(tokens, retries)`` or ``failed(tokens, error,
+        retries)``, once per acknowledged (or failed) request, on an SDK thread: keep
+        them cheap. ``retries`` > 0 means the SDK sent the request more than once, so
+        its rows may have landed twice."""
+        self.channel.set_success_handler(
+            lambda d: acked(d.append_tokens, d.retry_count if d.request_id is not None else 0)
+        )
+        self.channel.set_error_handler(
+            lambda d: failed(
+                d.append_tokens, d.error, d.retry_count if d.request_id is not None else 0
+            )
+        )
 
     def append(self, data: bytes, n_rows: int, token: object) -> None:
         """Append ``n_rows`` rows of NDJSON ``data`` (bytes, newline-terminated),

@@ -85,6 +85,7 @@ def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
         "ack_p99_ms": max((w["ack_p99_ms"] for w in lat), default=None),
         "in_flight_bytes": sum(w["in_flight_bytes"] for w in windows),
         "resent_batches": sum(w["resent_batches"] for w in windows),
+        "sdk_retries": sum(w["sdk_retries"] for w in windows),
         "cpu_pct": round(sum(w["cpu_pct"] for w in windows), 1),
     }
 
@@ -198,6 +199,7 @@ SUMMARY_COLUMNS = [
     ("ack p50 ms", "ack_p50_ms", "{:.0f}"),
     ("ack p99 ms", "ack_p99_ms", "{:.0f}"),
     ("resent", "resent_batches", "{}"),
+    ("SDK retries", "sdk_retries", "{}"),
     ("unacked", "unacked_rows", "{:,}"),
     ("CPU s/GB", "cpu_s_per_gb", "{:.2f}"),
     ("RSS MiB", "peak_rss_mib", "{:.0f}"),
@@ -225,6 +227,7 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         "ack_p50_ms": max((s["ack_p50_ms"] for s in ok if s.get("ack_p50_ms")), default=None),
         "ack_p99_ms": max((s["ack_p99_ms"] for s in ok if s.get("ack_p99_ms")), default=None),
         "resent_batches": sum(s["resent_batches"] for s in ok),
+        "sdk_retries": sum(s["sdk_retries"] for s in ok),
         "unacked_rows": sum(s["unacked_rows"] for s in ok),
         "cpu_s_per_gb": round(cpu / (bytes_sent / 1e9), 3) if bytes_sent else None,
         "peak_rss_mib": max((s["peak_rss_mib"] for s in ok), default=None),

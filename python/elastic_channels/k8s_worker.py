@@ -124,9 +124,9 @@ class Worker:
         self.in_flight_bytes = 0
         self.totals = RunTotals()
         self.window = Window()
-        #: (tokens, error or None, when): one entry per ack from the SDK; a token is
-        #: (batch, generation of the channel it was appended on).
-        self._acks: collections.deque[tuple[tuple, BaseException | None, float]] = (
+        #: (tokens, error or None, when, SDK retries): one entry per ack from the SDK;
+        #: a token is (batch, generation of the channel it was appended on).
+        self._acks: collections.deque[tuple[tuple, BaseException | None, float, int]] = (
             collections.deque()
         )
         self._ack_event = threading.Event()
@@ -183,12 +183,12 @@ class Worker:
     # --- appends and acks ---------------------------------------------------------
 
     # The SDK calls these on its ack thread: note the ack and wake the loop, no more.
-    def _on_acked(self, tokens: tuple) -> None:
-        self._acks.append((tokens, None, time.monotonic()))
+    def _on_acked(self, tokens: tuple, retries: int) -> None:
+        self._acks.append((tokens, None, time.monotonic(), retries))
         self._ack_event.set()
 
-    def _on_failed(self, tokens: tuple, error: BaseException) -> None:
-        self._acks.append((tokens, error, time.monotonic()))
+    def _on_failed(self, tokens: tuple, error: BaseException, retries: int) -> None:
+        self._acks.append((tokens, error, time.monotonic(), retries))
         self._ack_event.set()
 
     def _append(self, batch: Batch, payload: Any = None) -> bool:
@@ -233,7 +233,9 @@ class Worker:
 
     def _drain_acks(self) -> None:
         while self._acks:
-            tokens, error, at = self._acks.popleft()
+            tokens, error, at, retries = self._acks.popleft()
+            self.totals.sdk_retries += retries
+            self.window.sdk_retries += retries
             for batch, generation in tokens:
                 if self.pending.get(batch.bid) is not batch or batch.generation != generation:
                     continue  # a late answer from a channel already replaced

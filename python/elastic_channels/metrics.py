@@ -49,6 +49,8 @@ class Window:
     acked_rows: int = 0
     latencies: list[float] = field(default_factory=list)
     resent_batches: int = 0
+    #: Requests the SDK sent again before they were answered (its retry_count).
+    sdk_retries: int = 0
     errors: int = 0
 
     def close(self, in_flight_batches: int, in_flight_bytes: int, **extra: Any) -> dict[str, Any]:
@@ -73,6 +75,7 @@ class Window:
             "in_flight_batches": in_flight_batches,
             "in_flight_bytes": in_flight_bytes,
             "resent_batches": self.resent_batches,
+            "sdk_retries": self.sdk_retries,
             "errors": self.errors,
             "cpu_pct": round(100 * cpu / seconds, 1),
             "rss_mib": round(rss_mib(), 1),
@@ -92,6 +95,7 @@ class RunTotals:
     resent_batches: int = 0
     resent_rows: int = 0
     channel_reopens: int = 0
+    sdk_retries: int = 0
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
     #: When sending stopped (before draining the last acks); rates are over sending.
@@ -121,6 +125,7 @@ class RunTotals:
             "resent_batches": self.resent_batches,
             "resent_rows": self.resent_rows,
             "channel_reopens": self.channel_reopens,
+            "sdk_retries": self.sdk_retries,
             "errors": self.errors,
             "unacked_rows": unacked_rows,
             "cpu_s": round(cpu, 3),
