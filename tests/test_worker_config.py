@@ -67,6 +67,13 @@ def test_defaults():
     assert cfg.properties["data_retry_total_backoff_seconds"] == 30
     assert (cfg.encoder, cfg.append_mode, cfg.ssl_cert_file) == (None, None, None)
     assert cfg.sleep_quantum_s == 0.25
+    assert cfg.ack_timeout_s == 30 + 60  # the SDK's retry backoff, and a minute more
+
+
+def test_the_ack_timeout_follows_the_retry_backoff_unless_given():
+    assert load_config([*ACCOUNT, "--retry-backoff-seconds", "5"], NO_ORDINAL).ack_timeout_s == 65
+    given = [*ACCOUNT, "--retry-backoff-seconds", "5", "--ack-timeout-seconds", "2.5"]
+    assert load_config(given, NO_ORDINAL).ack_timeout_s == 2.5
 
 
 @pytest.mark.parametrize(
@@ -201,6 +208,7 @@ def test_worker_id_flag_beats_every_variable():
         (["--sleep-quantum-ms", "-5"], {}, "--sleep-quantum-ms must be between 0 and 1000"),
         (["--worker-id", "-1"], {}, "--worker-id (WORKER_ID) must be >= 0"),
         (["--retry-backoff-seconds", "0"], {}, "--retry-backoff-seconds must be > 0"),
+        (["--ack-timeout-seconds", "0"], {}, "--ack-timeout-seconds must be > 0, got 0"),
         (
             ["--batch-bytes", "2000000", "--max-inflight-bytes", "1000000"],
             {},

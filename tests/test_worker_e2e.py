@@ -75,11 +75,10 @@ def check_complete(result, run_id: str, worker_id: int) -> dict:
     assert s["unacked_rows"] == 0
     assert s["rows_sent"] == s["rows_acked"] == s["next_seq"] - s["first_seq"] > 0
     assert s["ack_p50_ms"] is not None and s["ack_p50_ms"] <= s["ack_p99_ms"]
-    # CPU: the worker thread's run splits into the SDK's append calls and ours, and
-    # generating rows is part of ours; the process as a whole spent more than either.
-    assert s["own_cpu_s"] + s["sdk_append_cpu_s"] == pytest.approx(s["loop_cpu_s"], abs=0.002)
+    # CPU: the worker thread's run holds the SDK's append calls and its own work, of
+    # which generating rows is a part; the process as a whole spent more than either.
+    assert 0 < s["sdk_append_cpu_s"] < s["loop_cpu_s"] <= s["cpu_s"]
     assert 0 < s["gen_cpu_s"] <= s["own_cpu_s"] + 0.001
-    assert 0 < s["sdk_append_cpu_s"] and s["loop_cpu_s"] <= s["cpu_s"]
 
     windows = result.windows
     assert windows, "no window lines"
@@ -182,8 +181,9 @@ def test_faults_mid_run_lose_nothing(emu, profile, tmp_path):
     s = check_complete(result, run_id, worker_id)
     assert s["resent_batches"] > 0
     assert s["channel_reopens"] >= 1
-    # Two 503s and a drop: three attempts the SDK made again, reported with the answer.
-    assert s["sdk_retries"] >= 3, s["sdk_retries"]
+    # Two 503s and a drop: attempts the SDK made again, reported with the answer (one
+    # answered request at least; a retried one that the 400 then fails carries none).
+    assert s["sdk_retries"] >= 1, s["sdk_retries"]
     assert sum(w["sdk_retries"] for w in result.windows) == s["sdk_retries"]
     assert "channel lost" in result.stderr
     # While acks stalled, in-flight data stayed bounded (one batch over at most, appended
@@ -353,6 +353,13 @@ class _DoneAppender:
         self._done(token)
 
 
+class _SilentAppender(_DoneAppender):
+    """Takes every append and never answers: an SDK that lost its acks."""
+
+    def _done(self, token: object) -> None:
+        pass
+
+
 class _FakeSession:
     def __init__(self, mode: str | None, fail: BaseException | None = None) -> None:
         self.appender = _DoneAppender(mode, fail)
@@ -454,3 +461,71 @@ def test_sigterm_while_reopening_a_dead_channel_still_resends():
     assert len(generations) <= 3, f"{len(generations)} sessions opened after one channel died"
     assert summary["unacked_rows"] == 0
     assert summary["resent_batches"] > 0
+
+
+def test_acks_lost_by_the_sdk_time_out_and_the_batches_are_resent():
+    """An SDK that takes appends and never answers (it can lose acks): after
+    --ack-timeout-seconds the worker reopens once and resends, and loses nothing."""
+    generations: list[int] = []
+
+    def factory(cfg, generation, append_mode):
+        generations.append(generation)
+        session = _FakeSession(append_mode)
+        if generation == 1:
+            session.appender = _SilentAppender(append_mode)
+        return session
+
+    argv = ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "lost"]
+    argv += ["--target-bps", "5e6", "--duration-seconds", "3", "--ack-timeout-seconds", "1"]
+    worker = fake_worker(argv, factory)
+    summary = worker.run()
+    assert generations == [1, 2]
+    assert summary["unacked_rows"] == 0 and summary["rows_acked"] == summary["rows_sent"]
+    assert summary["resent_batches"] > 0 and summary["errors"] == 1
+
+
+class _GroupFailAppender(_DoneAppender):
+    """Fails its first three appends together, in one report, as the SDK does when a
+    request carrying them fails; keeps the report to send again later (stale)."""
+
+    def __init__(self, mode: str | None) -> None:
+        super().__init__(mode)
+        self.tokens: list[object] = []
+        self.error = RuntimeError("HTTP 400: channel invalid")
+
+    def _done(self, token: object) -> None:
+        self.tokens.append(token)
+        if len(self.tokens) == 3:
+            self._failed(tuple(self.tokens), self.error, 2)
+
+
+def test_one_failure_of_many_batches_is_one_error_and_a_stale_one_is_ignored():
+    sessions: list[Any] = []
+
+    def factory(cfg, generation, append_mode):
+        if generation == 1:
+            session = _FakeSession(append_mode)
+            session.appender = _GroupFailAppender(append_mode)
+        else:
+            session = _FakeSession(append_mode)
+            first = sessions[0].appender
+            append = session.appender.append
+
+            def append_after_a_stale_failure(data: bytes, n_rows: int, token: object) -> None:
+                if first.tokens:  # the dead channel reports the same failure once more,
+                    first._failed(tuple(first.tokens), first.error, 0)
+                    first.tokens.clear()  # and the new one pushes back once: the worker
+                    raise RuntimeError('{"error_code":"ReceiverSaturated"}')  # takes acks
+                append(data, n_rows, token)
+
+            session.appender.append = append_after_a_stale_failure  # type: ignore[method-assign]
+        sessions.append(session)
+        return session
+
+    argv = ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "group"]
+    argv += ["--target-bps", "20e6", "--duration-seconds", "0.5", "--sleep-quantum-ms", "0"]
+    summary = fake_worker(argv, factory).run()
+    assert len(sessions) == 2, "a stale failure from the replaced channel reopened it again"
+    assert summary["errors"] == 1 and summary["channel_reopens"] == 1
+    assert summary["resent_batches"] == 3 and summary["sdk_retries"] == 2
+    assert summary["unacked_rows"] == 0 and summary["rows_acked"] == summary["rows_sent"]

@@ -11,8 +11,10 @@ errors translated to the SDK's error types.
 ``append`` is fire-and-forget, as the SDK's public ``append_rows``: no ``Future`` per
 append. Acks come back through the channel's public success and error handlers
 (``set_ack_handlers``), once per acknowledged request with the tokens of every append it
-carried: an append is reported to exactly one of them, or its append call raised. The
-worker uses this: a Future per batch cost it ~14 us of CPU and a wake-up per ack.
+carried: an append is reported to exactly one of them, or its append call raised. (One
+SDK failure path reports nothing: an ack naming an id the SDK does not know fails the
+client before its handlers run. The worker's ack timeout covers it.) The worker uses
+this: a Future per batch cost it ~14 us of CPU and a wake-up per ack.
 ``append_with_wait`` returns a Future as well, as ``append_rows_with_wait`` does.
 
 That relies on private attributes. ``ElasticAppender`` checks the SDK's version and
@@ -194,7 +196,8 @@ class ElasticAppender:
 
     def append_with_wait(self, data: bytes, n_rows: int, token: object = None) -> Future:
         """As ``append``, but also returns a Future that completes with the ack (or fails
-        with the error), as the SDK's ``append_rows_with_wait``. The handlers still fire."""
+        with the error), as the SDK's ``append_rows_with_wait``. The handlers still fire
+        for it if ``token`` is not None."""
         if self._ffi is not None:
             future: Future = Future()
             self._ffi(self, _checked(data), n_rows, token, future)

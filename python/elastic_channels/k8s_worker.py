@@ -142,6 +142,7 @@ class Worker:
         self.gen_cpu_s = 0.0
         self.loop_cpu_s = 0.0
         self._sdk_cpu_s_closed = 0.0  # the SDK append CPU of sessions since replaced
+        self._next_overdue_check = 0.0
 
     # --- signals ------------------------------------------------------------------
 
@@ -197,7 +198,7 @@ class Worker:
             payload = self._replay(batch)
         token = (batch, self.generation)
         while True:
-            batch.appended_at = time.monotonic()
+            sent_at = time.monotonic()  # before the call: its ack cannot come earlier
             try:
                 if isinstance(payload, bytes):
                     self.session.appender.append(payload, batch.n_rows, token)
@@ -215,6 +216,7 @@ class Worker:
             self.totals.resent_rows += batch.n_rows
             self.window.resent_batches += 1
         batch.generation = self.generation
+        batch.appended_at = sent_at
         batch.sends += 1
         return True
 
@@ -229,19 +231,45 @@ class Worker:
         self._ack_event.wait(timeout)
         self._ack_event.clear()
         self._drain_acks()
+        self._check_overdue()
         self._maybe_close_window()  # windows keep coming while the worker waits
+
+    def _check_overdue(self) -> None:
+        """Take the channel as dead if a batch on it has waited ``ack_timeout_s`` for its
+        ack. The SDK answers every append it does not raise on, but one path loses them:
+        an ack naming an id it does not know fails the client before its handlers run.
+        Looked at once a second at most; the loop calls this once per batch."""
+        now = time.monotonic()
+        if now < self._next_overdue_check:
+            return
+        self._next_overdue_check = now + 1.0
+        if self._dead is not None:
+            return
+        waiting = [b.appended_at for b in self.pending.values() if b.generation == self.generation]
+        if waiting and now - min(waiting) > self.cfg.ack_timeout_s:
+            self._mark_dead(
+                f"no ack for {now - min(waiting):.0f} s (--ack-timeout-seconds "
+                f"{self.cfg.ack_timeout_s:g})"
+            )
 
     def _drain_acks(self) -> None:
         while self._acks:
             tokens, error, at, retries = self._acks.popleft()
             self.totals.sdk_retries += retries
             self.window.sdk_retries += retries
+            if error is not None:
+                # One failure, however many batches it names; and only on the current
+                # channel: a replaced one's failures are of batches being resent anyway.
+                if any(
+                    generation == self.generation == batch.generation
+                    and self.pending.get(batch.bid) is batch
+                    for batch, generation in tokens
+                ):
+                    self._mark_dead(f"append failed: {error}")
+                continue
             for batch, generation in tokens:
                 if self.pending.get(batch.bid) is not batch or batch.generation != generation:
                     continue  # a late answer from a channel already replaced
-                if error is not None:
-                    self._mark_dead(f"append failed: {error}")
-                    continue
                 del self.pending[batch.bid]
                 self.in_flight_bytes -= batch.nbytes
                 latency = at - batch.appended_at
@@ -311,6 +339,8 @@ class Worker:
                 continue
             self._dead = None
             for batch in list(self.pending.values()):
+                if self.pending.get(batch.bid) is not batch:
+                    continue  # acked by the old channel while this loop waited
                 if not self._append(batch):
                     break
 
@@ -327,7 +357,7 @@ class Worker:
         """Emit the window once it is due; ``force`` emits a partial one at the end,
         unless nothing at all happened in it."""
         w = self.window
-        if force and not (w.rows or w.latencies or w.errors or w.resent_batches):
+        if force and not (w.rows or w.latencies or w.errors or w.resent_batches or w.sdk_retries):
             return
         if force or time.monotonic() - w.start_mono >= self.cfg.window_s:
             self._emit(self.window.close(len(self.pending), self.in_flight_bytes, **self._ids()))
@@ -375,6 +405,7 @@ class Worker:
             del payload
             expected = batch.nbytes
             self._maybe_close_window()
+            self._check_overdue()
             # Book this batch's slot and wait it out (only once a quantum ahead, so
             # batches go in short bursts). Acks do not cut the sleep short: they are
             # timestamped as they come, and every wake-up costs CPU (~0.2 ms here,
@@ -383,6 +414,7 @@ class Worker:
             while not self._stopping and (left := slot_end - time.monotonic()) > 0:
                 time.sleep(min(left, 0.5))
                 self._drain_acks()
+                self._check_overdue()
                 self._maybe_close_window()
         self.totals.end_mono = time.monotonic()
         self._drain(time.monotonic() + cfg.drain_timeout_s)

@@ -43,6 +43,8 @@ class WorkerConfig:
     drain_timeout_s: float = 60.0
     connect_timeout_s: float = 120.0
     retry_backoff_s: int = 30
+    #: A batch unacked this long means its ack was lost: reopen and resend.
+    ack_timeout_s: float = 90.0
     encoder: str | None = None
     append_mode: str | None = None
     ssl_cert_file: str | None = None
@@ -178,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
         "request before the worker reopens the channel and resends (default 30, unless the "
         "profile or SNOWPIPE_SDK_PROPERTIES sets it)",
     )
+    c.add_argument(
+        "--ack-timeout-seconds",
+        type=float,
+        default=None,
+        help="a batch still unacked after this long is taken as lost by the SDK: the "
+        "worker reopens the channel and resends (default: the retry backoff + 60)",
+    )
     return p
 
 
@@ -286,6 +295,9 @@ def load_config(
         drain_timeout_s=a.drain_timeout_seconds,
         connect_timeout_s=a.connect_timeout_seconds,
         retry_backoff_s=retry_backoff_s,
+        ack_timeout_s=(
+            a.ack_timeout_seconds if a.ack_timeout_seconds is not None else retry_backoff_s + 60
+        ),
         encoder=a.encoder,
         append_mode=a.append_mode,
         ssl_cert_file=target.get("ssl_cert_file"),
@@ -322,6 +334,7 @@ def _validate(cfg: WorkerConfig) -> None:
         (bool(cfg.database), "no database: give --database or SNOWFLAKE_DATABASE"),
         (bool(cfg.schema), "no schema: give --schema or SNOWFLAKE_SCHEMA"),
         (cfg.retry_backoff_s > 0, "--retry-backoff-seconds must be > 0"),
+        (cfg.ack_timeout_s > 0, f"--ack-timeout-seconds must be > 0, got {cfg.ack_timeout_s:g}"),
     ]
     for ok, message in checks:
         if not ok:
