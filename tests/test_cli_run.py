@@ -72,3 +72,5 @@ def test_help_explains_run(tmp_path: Path) -> None:
     assert proc.returncode == 0
     for flag in ("--workers", "--target-bps", "--duration-seconds", "--json", "--profile"):
         assert flag in proc.stdout
+    # Defaults argparse holds are shown; flags that default to None explain themselves.
+    assert "(default: 1)" in proc.stdout and "default: None" not in proc.stdout

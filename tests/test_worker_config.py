@@ -352,11 +352,14 @@ def test_help_works(tmp_path):
         "--profile",
         "--append-mode",
         "--retry-backoff-seconds",
+        "--ack-timeout-seconds",
+        "(default: 250.0)",
         "WORKER_ID",
         "JOB_COMPLETION_INDEX",
         "RUN_ID",
     ):
         assert text in done.stdout, text
+    assert "default: None" not in done.stdout  # those flags name their default in words
     assert not done.stderr
 
 

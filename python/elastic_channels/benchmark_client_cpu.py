@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from elastic_channels import text_table
+from elastic_channels.cli_help import DefaultsHelpFormatter
 from elastic_channels.encoding import make_generator, select_backend
 from elastic_channels.metrics import peak_rss_mib
 from elastic_channels.pacing import Pacer
@@ -186,7 +187,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m elastic_channels.benchmark_client_cpu",
         description=__doc__.split("\n\n")[0] + " No Snowflake needed.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsHelpFormatter,
     )
     p.add_argument("--workers", type=int, default=1, help="worker processes to spawn")
     p.add_argument(

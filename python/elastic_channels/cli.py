@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from elastic_channels import fleet_run
+from elastic_channels.cli_help import DefaultsHelpFormatter
 from elastic_channels.worker_config import default_run_id
 
 DEFAULT_HOME = Path(".elastic-channels")
@@ -35,7 +36,7 @@ def _run_parser(sub: Any) -> None:
             "then a summary table; against the embedded emulator it also counts rows landed, "
             "duplicates and lost, and the ingest-to-visible latency."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsHelpFormatter,
     )
     p.add_argument("--workers", type=int, default=1, help="worker processes")
     p.add_argument(

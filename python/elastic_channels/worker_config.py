@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from elastic_channels.cli_help import DefaultsHelpFormatter
+
 #: Client properties that keep the SDK's flushes inline (rowset mode). Only ever
 #: given to a loopback emulator: a real account chooses for itself.
 EMULATOR_ONLY_PROPERTIES = {
@@ -93,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
             "JSON line per window and a summary line; exits 0 only if every row was acked. "
             "Flags win over environment variables (named in brackets)."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsHelpFormatter,
     )
     g = p.add_argument_group("what to send")
     g.add_argument("--run-id", help="RUN_ID stamped on every row [RUN_ID]; default: run-<UTC time>")
