@@ -229,6 +229,23 @@ def sdk_channel():
     return channel
 
 
+class Answers:
+    """What an appender's ack handler was told: acked and failed tokens, and retries."""
+
+    def __init__(self, appender: ElasticAppender) -> None:
+        self.acked: list[tuple] = []
+        self.failed: list[tuple[tuple, BaseException]] = []
+        self.retries: list[int] = []
+        appender.set_ack_handler(self)
+
+    def __call__(self, tokens: tuple, error: BaseException | None, retries: int) -> None:
+        if error is None:
+            self.acked.append(tokens)
+        else:
+            self.failed.append((tokens, error))
+        self.retries.append(retries)
+
+
 def test_acks_and_failures_reach_the_handlers_through_the_sdks_callback():
     """Fire-and-forget appends are acked through the SDK's success and error handlers:
     once per acknowledged request with all its tokens, every append exactly once."""
@@ -237,19 +254,8 @@ def test_acks_and_failures_reach_the_handlers_through_the_sdks_callback():
     channel = sdk_channel()
     appender = ElasticAppender(channel)
     assert appender.mode == "ffi"
-    acked: list[tuple] = []
-    failed: list[tuple[tuple, BaseException]] = []
-    retries: list[int] = []
-
-    def on_acked(tokens: tuple, n: int) -> None:
-        acked.append(tokens)
-        retries.append(n)
-
-    def on_failed(tokens: tuple, error: BaseException, n: int) -> None:
-        failed.append((tokens, error))
-        retries.append(n)
-
-    appender.set_ack_handlers(on_acked, on_failed)
+    answers = Answers(appender)
+    acked, failed, retries = answers.acked, answers.failed, answers.retries
     for i in range(5):
         appender.append(batch(1, i), 1, ("batch", i))
     assert [a[2] for a in channel._channel.appends] == [1, 2, 3, 4, 5]
@@ -275,20 +281,17 @@ def test_acks_and_failures_reach_the_handlers_through_the_sdks_callback():
 def test_append_with_wait_returns_the_registered_future_and_the_handlers_fire_too():
     channel = sdk_channel()
     appender = ElasticAppender(channel)
-    acked: list[tuple] = []
-    failed: list[tuple] = []
-    appender.set_ack_handlers(
-        lambda tokens, n: acked.append(tokens), lambda tokens, e, n: failed.append(tokens)
-    )
+    answers = Answers(appender)
     ok = appender.append_with_wait(batch(2), 2, "ok")
     bad = appender.append_with_wait(batch(1, 2), 1, "bad")
     assert channel._callback._pending_appends[1].future is ok
     assert not ok.done() and not bad.done()
 
     channel._callback.mark_complete([1, 1], True, None, None, None, None, "req-1", 0)
-    assert ok.result(timeout=0) is None and acked == [("ok",)]
+    assert ok.result(timeout=0) is None and answers.acked == [("ok",)]
     channel._callback.mark_complete([2, 2], False, "SfApiUserError", "nope", 400, "BR", "r", 0)
-    assert "nope" in str(bad.exception(timeout=0)) and failed == [("bad",)]
+    assert "nope" in str(bad.exception(timeout=0))
+    assert [tokens for tokens, _ in answers.failed] == [("bad",)]
 
 
 def test_append_with_wait_on_the_public_path_sends_the_same_bytes():
@@ -308,16 +311,12 @@ def test_append_with_wait_on_the_public_path_sends_the_same_bytes():
 def test_an_append_that_raises_is_never_acked_later():
     channel = sdk_channel()
     appender = ElasticAppender(channel)
-    acked: list[tuple] = []
-    failed: list[tuple] = []
-    appender.set_ack_handlers(
-        lambda tokens, n: acked.append(tokens), lambda tokens, e, n: failed.append(tokens)
-    )
+    answers = Answers(appender)
     channel._channel.append_rows = lambda *a: (_ for _ in ()).throw(RuntimeError("boom"))
     with pytest.raises(Exception, match="boom"):
         appender.append(batch(1), 1, "lost-at-the-call")
     channel._callback.invalidate_all_pending_futures(False, None, "gone", 500, "ISE")
-    assert not acked and not failed, "the caller already knows: the append raised"
+    assert not answers.acked and not answers.failed, "the caller already knows: it raised"
 
 
 def test_a_channel_without_the_public_ack_handlers_is_refused():

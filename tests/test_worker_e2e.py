@@ -332,17 +332,16 @@ class _DoneAppender:
         self.sent: list[bytes] = []
         self._encoder = msgspec.json.Encoder()
         self._fail = fail
-        self._acked: Any = None
-        self._failed: Any = None
+        self._answered: Any = None
 
-    def set_ack_handlers(self, acked, failed) -> None:
-        self._acked, self._failed = acked, failed
+    def set_ack_handler(self, answered) -> None:
+        self._answered = answered
 
     def _done(self, token: object) -> None:
         if self._fail is None:
-            self._acked((token,), 0)
+            self._answered((token,), None, 0)
         else:
-            self._failed((token,), self._fail, 0)
+            self._answered((token,), self._fail, 0)
 
     def append(self, data: bytes, n_rows: int, token: object) -> None:
         self.sent.append(data)
@@ -496,7 +495,7 @@ class _GroupFailAppender(_DoneAppender):
     def _done(self, token: object) -> None:
         self.tokens.append(token)
         if len(self.tokens) == 3:
-            self._failed(tuple(self.tokens), self.error, 2)
+            self._answered(tuple(self.tokens), self.error, 2)
 
 
 def test_one_failure_of_many_batches_is_one_error_and_a_stale_one_is_ignored():
@@ -513,7 +512,7 @@ def test_one_failure_of_many_batches_is_one_error_and_a_stale_one_is_ignored():
 
             def append_after_a_stale_failure(data: bytes, n_rows: int, token: object) -> None:
                 if first.tokens:  # the dead channel reports the same failure once more,
-                    first._failed(tuple(first.tokens), first.error, 0)
+                    first._answered(tuple(first.tokens), first.error, 0)
                     first.tokens.clear()  # and the new one pushes back once: the worker
                     raise RuntimeError('{"error_code":"ReceiverSaturated"}')  # takes acks
                 append(data, n_rows, token)

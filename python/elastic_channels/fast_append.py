@@ -9,9 +9,9 @@ channel's callback before the append, removed again if the append raises, and FF
 errors translated to the SDK's error types.
 
 ``append`` is fire-and-forget, as the SDK's public ``append_rows``: no ``Future`` per
-append. Acks come back through the channel's public success and error handlers
-(``set_ack_handlers``), once per acknowledged request with the tokens of every append it
-carried: an append is reported to exactly one of them, or its append call raised. (One
+append. Acks come back through the channel's public success and error handlers, routed
+to one callback (``set_ack_handler``), once per acknowledged request with the tokens of
+every append it carried: every append is answered once, or its append call raised. (One
 SDK failure path reports nothing: an ack naming an id the SDK does not know fails the
 client before its handlers run. The worker's ack timeout covers it.) The worker uses
 this: a Future per batch cost it ~14 us of CPU and a wake-up per ack.
@@ -44,11 +44,9 @@ log = logging.getLogger("elastic_channels.fast_append")
 TESTED_SDK_VERSIONS = frozenset({"1.9.1"})
 
 Mode = Literal["ffi", "raw", "rows"]
-#: Called with the tokens of appends acked together, and how many times the SDK sent
-#: that request again before it was answered.
-AckedHandler = Callable[[tuple, int], None]
-#: Called with the tokens of appends that failed together, the error, and the retries.
-FailedHandler = Callable[[tuple, BaseException, int], None]
+#: Called with the tokens of appends answered together, the error (None: acked), and
+#: how many times the SDK sent that request again before it was answered.
+AckHandler = Callable[[tuple, "BaseException | None", int], None]
 
 
 def sdk_version() -> str | None:
@@ -149,7 +147,7 @@ def raw_rows(data: bytes) -> list[msgspec.Raw]:
 
 class ElasticAppender:
     """Appends NDJSON batches to one elastic channel, fire-and-forget; acks arrive
-    through the handlers given to ``set_ack_handlers``."""
+    through the callback given to ``set_ack_handler``."""
 
     def __init__(self, channel: Any, mode: Mode | None = None) -> None:
         for name in ("set_success_handler", "set_error_handler", "append_rows"):
@@ -172,19 +170,18 @@ class ElasticAppender:
         self.sdk_cpu_s = 0.0
         self._ffi = _wrap_ffi_errors(_ffi_append) if mode == "ffi" else None
 
-    def set_ack_handlers(self, acked: AckedHandler, failed: FailedHandler) -> None:
-        """Route the channel's acks: ``acked(tokens, retries)`` or ``failed(tokens, error,
-        retries)``, once per acknowledged (or failed) request, on an SDK thread: keep
-        them cheap. ``retries`` > 0 means the SDK sent the request more than once, so
-        its rows may have landed twice."""
-        self.channel.set_success_handler(
-            lambda d: acked(d.append_tokens, d.retry_count if d.request_id is not None else 0)
-        )
-        self.channel.set_error_handler(
-            lambda d: failed(
-                d.append_tokens, d.error, d.retry_count if d.request_id is not None else 0
-            )
-        )
+    def set_ack_handler(self, answered: AckHandler) -> None:
+        """Route the channel's success and error handlers to ``answered(tokens, error,
+        retries)``: once per acknowledged (error None) or failed request, on an SDK
+        thread, so keep it cheap. ``retries`` > 0 means the SDK sent the request more
+        than once, so its rows may have landed twice (0 where no request answered, as
+        for an invalidation: the SDK's count means nothing there)."""
+
+        def retries(detail: Any) -> int:
+            return detail.retry_count if detail.request_id is not None else 0
+
+        self.channel.set_success_handler(lambda d: answered(d.append_tokens, None, retries(d)))
+        self.channel.set_error_handler(lambda d: answered(d.append_tokens, d.error, retries(d)))
 
     def append(self, data: bytes, n_rows: int, token: object) -> None:
         """Append ``n_rows`` rows of NDJSON ``data`` (bytes, newline-terminated),
@@ -202,12 +199,7 @@ class ElasticAppender:
             future: Future = Future()
             self._ffi(self, _checked(data), n_rows, token, future)
             return future
-        rows = self._raw_rows(data, n_rows)
-        t0 = time.thread_time()
-        try:
-            return self.channel.append_rows_with_wait(rows, token)
-        finally:
-            self.sdk_cpu_s += time.thread_time() - t0
+        return self._in_sdk(self.channel.append_rows_with_wait, self._raw_rows(data, n_rows), token)
 
     @staticmethod
     def _raw_rows(data: bytes, n_rows: int) -> list[msgspec.Raw]:
@@ -218,8 +210,12 @@ class ElasticAppender:
 
     def append_rows(self, rows: list[Any], token: object) -> None:
         """The public path: the SDK encodes ``rows`` (objects or ``msgspec.Raw``) itself."""
+        self._in_sdk(self.channel.append_rows, rows, token)
+
+    def _in_sdk(self, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)``, its thread CPU counted as the SDK's."""
         t0 = time.thread_time()
         try:
-            self.channel.append_rows(rows, token)
+            return call(*args)
         finally:
             self.sdk_cpu_s += time.thread_time() - t0

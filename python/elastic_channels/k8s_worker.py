@@ -183,12 +183,8 @@ class Worker:
 
     # --- appends and acks ---------------------------------------------------------
 
-    # The SDK calls these on its ack thread: note the ack and wake the loop, no more.
-    def _on_acked(self, tokens: tuple, retries: int) -> None:
-        self._acks.append((tokens, None, time.monotonic(), retries))
-        self._ack_event.set()
-
-    def _on_failed(self, tokens: tuple, error: BaseException, retries: int) -> None:
+    def _on_answer(self, tokens: tuple, error: BaseException | None, retries: int) -> None:
+        """The SDK calls this on its ack thread: note the answer and wake the loop."""
         self._acks.append((tokens, error, time.monotonic(), retries))
         self._ack_event.set()
 
@@ -230,9 +226,14 @@ class Worker:
     def _wait_for_acks(self, timeout: float) -> None:
         self._ack_event.wait(timeout)
         self._ack_event.clear()
+        self._tend()
+
+    def _tend(self) -> None:
+        """Take the acks in, notice lost ones, and close the window when due (windows
+        keep coming while the worker waits)."""
         self._drain_acks()
         self._check_overdue()
-        self._maybe_close_window()  # windows keep coming while the worker waits
+        self._maybe_close_window()
 
     def _check_overdue(self) -> None:
         """Take the channel as dead if a batch on it has waited ``ack_timeout_s`` for its
@@ -311,7 +312,7 @@ class Worker:
         if "error" in box:
             raise ConnectError(f"connecting to Snowflake: {box['error']}") from box["error"]
         self.session = box["session"]
-        self.session.appender.set_ack_handlers(self._on_acked, self._on_failed)
+        self.session.appender.set_ack_handler(self._on_answer)
         self.append_mode_used = self.session.appender.mode
 
     def _recover(self, deadline: float) -> None:
@@ -380,7 +381,7 @@ class Worker:
         expected = cfg.batch_bytes
         loop_t0 = time.thread_time()
         while not self._stopping and time.monotonic() < deadline:
-            self._drain_acks()
+            self._tend()
             if self._dead is not None:
                 self._recover(deadline)
             while (
@@ -404,8 +405,6 @@ class Worker:
                 self._append(batch, payload)
             del payload
             expected = batch.nbytes
-            self._maybe_close_window()
-            self._check_overdue()
             # Book this batch's slot and wait it out (only once a quantum ahead, so
             # batches go in short bursts). Acks do not cut the sleep short: they are
             # timestamped as they come, and every wake-up costs CPU (~0.2 ms here,
@@ -413,9 +412,7 @@ class Worker:
             slot_end = time.monotonic() + pacer.delay(batch.nbytes)
             while not self._stopping and (left := slot_end - time.monotonic()) > 0:
                 time.sleep(min(left, 0.5))
-                self._drain_acks()
-                self._check_overdue()
-                self._maybe_close_window()
+                self._tend()
         self.totals.end_mono = time.monotonic()
         self._drain(time.monotonic() + cfg.drain_timeout_s)
         self._maybe_close_window(force=True)
