@@ -185,8 +185,7 @@ impl ResortGenerator {
         let mut pos = copy_exact(out, 0, &self.head);
         while seq < last && out.len() - pos >= word_row {
             prefetch::for_write(out, pos + prefetch::DISTANCE);
-            out[pos..pos + counter::WORD].write_copy_of_slice(digits.word());
-            pos += digits.digits().len();
+            pos = digits.write(out, pos);
             digits.increment();
             for &piece in pieces.row(idx) {
                 let (slot, len) = pieces.slot(piece);
@@ -199,7 +198,7 @@ impl ResortGenerator {
         }
         // The rest, exactly.
         loop {
-            pos = copy_exact(out, pos, digits.digits());
+            pos = digits.write_exact(out, pos);
             for &piece in pieces.row(idx) {
                 let (slot, len) = pieces.slot(piece);
                 pos = copy_exact(out, pos, &slot[..len]);
