@@ -163,7 +163,36 @@ impl ResortGenerator {
     /// Writes the planned batch into `out`, which must be exactly `plan.len()` bytes,
     /// and advances `seq`. The plan must come from this generator's current state.
     /// On `Ok`, every byte of `out` has been written; `out` may start uninitialised.
+    ///
+    /// On x86-64 with AVX2 (detected once, then cached by std) each 32-byte copy is one
+    /// load and one store instead of two of each.
     pub fn write(&mut self, plan: &BatchPlan, out: &mut [MaybeUninit<u8>]) -> Result<(), GenError> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { self.write_avx2(plan, out) };
+        }
+        self.write_baseline(plan, out)
+    }
+
+    /// `write_baseline` compiled for AVX2. The caller checks that the CPU has it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn write_avx2(
+        &mut self,
+        plan: &BatchPlan,
+        out: &mut [MaybeUninit<u8>],
+    ) -> Result<(), GenError> {
+        self.write_baseline(plan, out)
+    }
+
+    /// `write` for any CPU of the target.
+    #[inline(always)]
+    fn write_baseline(
+        &mut self,
+        plan: &BatchPlan,
+        out: &mut [MaybeUninit<u8>],
+    ) -> Result<(), GenError> {
         if out.len() != plan.len || plan.start_seq != self.seq {
             return Err(GenError::BufferSize {
                 expected: plan.len,
@@ -288,6 +317,44 @@ mod tests {
                     .flat_map(|_| rows.next_batch(1, T).unwrap())
                     .collect();
                 assert!(whole == single, "run_id={run_id:?} n={n}");
+            }
+        }
+    }
+
+    /// The rows as each compiled writer this CPU can run writes them, then as `write`.
+    fn by_each_writer(run_id: &str, n: u64) -> Vec<Vec<u8>> {
+        let gen = ResortGenerator::new(run_id, 9, 99_990).unwrap();
+        let plan = gen.plan(n, T).unwrap();
+        let run = |write: &dyn Fn(&mut ResortGenerator, &mut [MaybeUninit<u8>])| {
+            let mut g = gen.clone();
+            let mut out = vec![MaybeUninit::new(0u8); plan.len()];
+            write(&mut g, &mut out);
+            assert_eq!(g.seq(), 99_990 + n);
+            // SAFETY: `out` was initialised when made.
+            out.iter()
+                .map(|b| unsafe { b.assume_init() })
+                .collect::<Vec<u8>>()
+        };
+        let mut all = vec![run(&|g, out| g.write_baseline(&plan, out).unwrap())];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            all.push(run(&|g, out| unsafe { g.write_avx2(&plan, out) }.unwrap()));
+        }
+        all.push(run(&|g, out| g.write(&plan, out).unwrap()));
+        all
+    }
+
+    #[test]
+    fn every_compiled_writer_writes_the_same_rows() {
+        let long_run_id = "\u{1}\"".repeat(40);
+        for run_id in ["r", long_run_id.as_str()] {
+            for n in [1, 2, 40, 5_000] {
+                let all = by_each_writer(run_id, n);
+                assert!(
+                    all.windows(2).all(|w| w[0] == w[1]),
+                    "run_id={run_id:?} n={n}"
+                );
             }
         }
     }
