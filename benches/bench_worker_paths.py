@@ -11,7 +11,10 @@ each with the SDK's zstd compression on and off, at 92 MB/s and flat out ("max")
 With --pin the worker process, SDK threads included, is held to one CPU, as in a
 1-vCPU pod, so "max" is what one worker does on one core. The emulator is not held:
 it needs more than one core to land more than ~100 MB/s, and shares the worker's
-core too, so a pinned worker has less than a whole core.
+core too, so a pinned worker has less than a whole core. On a small box the emulator,
+not the worker, then sets "max"; --light-emulator makes it ack before fsync and skip
+its key pre-scan (~30% less landing CPU), which moves that limit up. The "cores"
+column is the worker's CPU over wall time: what it used of its core.
 
 Reports per run: achieved MB/s, worker CPU-seconds per GB (all threads: ours, the
 SDK's, Python's), the share of that CPU that is the worker's own (all its thread did
@@ -42,13 +45,14 @@ def worker_cpus(pin: bool) -> set[int] | None:
     return {max(os.sched_getaffinity(0))} if pin else None
 
 
-def start_emulator(data_dir: Path) -> tuple[subprocess.Popen, Path]:
+def start_emulator(data_dir: Path, light: bool) -> tuple[subprocess.Popen, Path]:
     info = data_dir / "info.json"
     proc = subprocess.Popen(
         [
             sys.executable, "-m", "elastic_channels.emulator", "serve",
             "--data-dir", str(data_dir), "--info-file", str(info),
             "--append-buffer-ms", "100",
+            *(["--no-fsync", "--no-key-check"] if light else []),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -103,6 +107,7 @@ def run_worker(
         "zstd": zstd,
         "mb_per_s": summary["mb_per_s"],
         "cpu_s_per_gb": summary["cpu_s_per_gb"],
+        "cores": round(cpu / summary["seconds"], 2) if summary["seconds"] else None,
         "own_cpu_share_pct": round(100 * own / cpu, 1) if cpu else None,
         "peak_rss_mib": summary["peak_rss_mib"],
         "ack_p50_ms": summary["ack_p50_ms"],
@@ -125,13 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         default=False,
         help="hold each worker process to one CPU (the emulator stays free)",
     )
+    p.add_argument(
+        "--light-emulator",
+        action="store_true",
+        help="run the emulator with --no-fsync --no-key-check, so it is less of a limit",
+    )
     args = p.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-paths-") as tmp:
         cpus = worker_cpus(args.pin)
         if cpus:
             print(f"workers held to CPU {sorted(cpus)}", file=sys.stderr)
-        emu, info = start_emulator(Path(tmp))
+        emu, info = start_emulator(Path(tmp), args.light_emulator)
         try:
             wid = 0
             for rate in args.rates.split(","):
@@ -155,14 +165,16 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(r))
         return 0
     print(
-        "| path | target | zstd | MB/s | CPU-s/GB | own CPU % | peak RSS MiB | ack p50/p99 ms |\n"
-        "|---|---|---|---:|---:|---:|---:|---:|"
+        "| path | target | zstd | MB/s | CPU-s/GB | cores | own CPU % | peak RSS MiB "
+        "| ack p50/p99 ms |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|"
     )
     for r in results:
         target = "max" if r["rate"] == "max" else f"{float(r['rate']) / 1e6:g} MB/s"
         print(
             f"| {r['path']} | {target} | {'on' if r['zstd'] else 'off'} | {r['mb_per_s']:.1f} | "
-            f"{r['cpu_s_per_gb']:.2f} | {r['own_cpu_share_pct']} | {r['peak_rss_mib']:.0f} | "
+            f"{r['cpu_s_per_gb']:.2f} | {r['cores']} | {r['own_cpu_share_pct']} | "
+            f"{r['peak_rss_mib']:.0f} | "
             f"{r['ack_p50_ms']}/{r['ack_p99_ms']} |"
         )
     return 0
