@@ -105,3 +105,16 @@ def test_a_sleep_quantum_sends_in_bursts_at_the_same_rate(quantum: float) -> Non
 def test_bad_sleep_quantum_is_refused() -> None:
     with pytest.raises(ValueError, match="sleep_quantum must be >= 0"):
         Pacer(1e6, sleep_quantum=-1)
+
+
+def test_booked_until_is_when_the_booked_bytes_are_due() -> None:
+    clock = FakeClock()
+    pacer = Pacer(1000.0, sleep_quantum=0.25, clock=clock, sleep=clock.sleep)
+    start = clock()
+    assert pacer.booked_until == start
+    pacer.delay(100)
+    pacer.delay(150)
+    assert pacer.booked_until == pytest.approx(start + 0.25)
+    clock.sleep(5.0)  # idle: a stall may be caught up by burst_seconds only
+    pacer.delay(100)
+    assert pacer.booked_until == pytest.approx(clock() - 0.25 + 0.1)

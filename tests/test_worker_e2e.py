@@ -429,9 +429,22 @@ def test_the_sleep_quantum_groups_batches_into_bursts_at_the_same_rate(quantum_m
         assert min(gaps[1:]) < 0.02, f"no batches went back to back: {gaps}"
         assert max(gaps) > 0.25, f"no sleep of about the quantum: {gaps}"
     sent_mb = summary["bytes_sent"] / 1e6
-    # A batch goes at the start of its slot (the first two at once), and the quantum lets
-    # the schedule run at most that far ahead: so at most a quantum and two batches over.
-    assert 10 * 1.5 * 0.8 <= sent_mb <= 10 * (1.5 + quantum_ms / 1000) + 2.2, sent_mb
+    # A batch goes at the start of its slot (the first two at once). The quantum lets the
+    # schedule run ahead, but the run stops once the bytes due by its end are out and
+    # then waits for the end: so at most two batches over, and the run as long as asked.
+    assert 10 * 1.5 * 0.8 <= sent_mb <= 10 * 1.5 + 2.2, sent_mb
+    assert summary["seconds"] == pytest.approx(1.5, abs=0.1)
+
+
+def test_a_short_run_with_the_default_quantum_averages_its_target():
+    """3 s at 20 MB/s with 1 MB batches and the default 250 ms quantum: once sent a
+    quantum ahead at the end (~8% over); now at most two batches over the 60 MB due."""
+    argv = ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "short"]
+    argv += ["--target-bps", "20e6", "--batch-bytes", "1000000", "--duration-seconds", "3"]
+    summary = fake_worker(argv, lambda cfg, generation, mode: _FakeSession(mode)).run()
+    assert summary["seconds"] == pytest.approx(3.0, abs=0.1)
+    assert 20 * 3 <= summary["bytes_sent"] / 1e6 <= 20 * 3 + 2.2, summary["bytes_sent"]
+    assert summary["mb_per_s"] <= 20 * 1.04, summary
 
 
 def test_sigterm_while_reopening_a_dead_channel_still_resends():

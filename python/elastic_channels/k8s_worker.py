@@ -228,6 +228,13 @@ class Worker:
         self._ack_event.clear()
         self._tend()
 
+    def _sleep_until(self, until: float) -> None:
+        """Sleep until ``until`` (monotonic), tending acks and windows at least every
+        0.5 s; a signal cuts it short."""
+        while not self._stopping and (left := until - time.monotonic()) > 0:
+            time.sleep(min(left, 0.5))
+            self._tend()
+
     def _tend(self) -> None:
         """Take the acks in, notice lost ones, and close the window when due (windows
         keep coming while the worker waits)."""
@@ -409,10 +416,13 @@ class Worker:
             # batches go in short bursts). Acks do not cut the sleep short: they are
             # timestamped as they come, and every wake-up costs CPU (~0.2 ms here,
             # mostly cold caches). A signal is seen within 0.5 s.
-            slot_end = time.monotonic() + pacer.delay(batch.nbytes)
-            while not self._stopping and (left := slot_end - time.monotonic()) > 0:
-                time.sleep(min(left, 0.5))
-                self._tend()
+            self._sleep_until(time.monotonic() + pacer.delay(batch.nbytes))
+            if pacer.booked_until >= deadline:
+                # All the bytes due by the deadline are out (the quantum lets the
+                # schedule run ahead): wait for the deadline itself, so a run lasts as
+                # long as asked and averages the target even when it is short.
+                self._sleep_until(deadline)
+                break
         self.totals.end_mono = time.monotonic()
         self._drain(time.monotonic() + cfg.drain_timeout_s)
         self._maybe_close_window(force=True)

@@ -42,6 +42,11 @@ class Pacer:
         self._sleep = sleep
         self._next = clock()
 
+    @property
+    def booked_until(self) -> float:
+        """When the bytes booked so far are due to have gone, on ``clock``."""
+        return self._next
+
     def delay(self, nbytes: int) -> float:
         """Books ``nbytes`` and returns how long to wait before sending them: 0 while
         the schedule is less than ``sleep_quantum`` ahead."""
