@@ -57,6 +57,7 @@ SUMMARY_KEYS = ISSUE_SUMMARY_KEYS | {
     "channel_reopens",
     "sdk_retries",
     "own_cpu_s",
+    "append_own_cpu_s",
     "first_seq",
     "next_seq",
     "encoder",

@@ -136,10 +136,11 @@ class Worker:
         self.session: Any = None
         self.generation = 0
         self.stuck_connect = False
-        #: CPU this thread spent generating + encoding rows, and in all of the run
-        #: from the first batch to the last ack (the SDK's append calls included: the
-        #: appender counts those apart).
+        #: CPU this thread spent generating + encoding rows, in append calls, and in
+        #: all of the run from the first batch to the last ack (the last two include
+        #: the SDK's append calls: the appender counts those apart).
         self.gen_cpu_s = 0.0
+        self.append_cpu_s = 0.0
         self.loop_cpu_s = 0.0
         self._sdk_cpu_s_closed = 0.0  # the SDK append CPU of sessions since replaced
         self._next_overdue_check = 0.0
@@ -190,6 +191,13 @@ class Worker:
 
     def _append(self, batch: Batch, payload: Any = None) -> bool:
         """Append on the current channel; False if the channel is dead."""
+        t0 = time.thread_time()
+        try:
+            return self._append_on_channel(batch, payload)
+        finally:
+            self.append_cpu_s += time.thread_time() - t0
+
+    def _append_on_channel(self, batch: Batch, payload: Any) -> bool:
         if payload is None:
             payload = self._replay(batch)
         token = (batch, self.generation)
@@ -450,12 +458,15 @@ class Worker:
     def _own_cpu(self) -> dict[str, float | None]:
         """This thread's CPU over the run, split into the SDK's append calls and ours:
         ``own_cpu_s`` is everything the worker itself did (generating, encoding, append
-        bookkeeping, pacing, acks, windows). The SDK's own threads are not in either."""
+        bookkeeping, pacing, acks, windows); ``append_own_cpu_s`` the append bookkeeping
+        alone (our side of the append calls, with any replay of a resent batch). The
+        SDK's own threads are in none of them."""
         sdk = self._sdk_cpu_s_closed + (self.session.appender.sdk_cpu_s if self.session else 0)
         return {
             "loop_cpu_s": round(self.loop_cpu_s, 3),
             "sdk_append_cpu_s": round(sdk, 3),
             "own_cpu_s": round(self.loop_cpu_s - sdk, 3),
+            "append_own_cpu_s": round(self.append_cpu_s - sdk, 3),
         }
 
     def _drain(self, deadline: float) -> None:
