@@ -104,6 +104,7 @@ def run_worker(
     # Ours: all the worker thread did (generating, encoding, append bookkeeping, pacing,
     # acks, windows) but the SDK's append calls; the SDK's threads are all the SDK's.
     own = summary["own_cpu_s"]
+    wall = summary["seconds"] + summary["drain_seconds"]  # CPU runs to the last ack
     # The narrower count: generating + encoding rows and the append bookkeeping.
     gen_append = summary["gen_cpu_s"] + summary["append_own_cpu_s"]
     return {
@@ -112,7 +113,7 @@ def run_worker(
         "zstd": zstd,
         "mb_per_s": summary["mb_per_s"],
         "cpu_s_per_gb": summary["cpu_s_per_gb"],
-        "cores": round(cpu / summary["seconds"], 2) if summary["seconds"] else None,
+        "cores": round(cpu / wall, 2) if wall else None,
         "own_cpu_share_pct": round(100 * own / cpu, 1) if cpu else None,
         "gen_append_share_pct": round(100 * gen_append / cpu, 1) if cpu else None,
         "peak_rss_mib": summary["peak_rss_mib"],

@@ -90,8 +90,10 @@ mod tests {
 
     #[test]
     fn counts_like_formatting_each_number() {
-        let starts = [0u64, 8, 95, 998, 999_990, 9_223_372_036_854_775_700];
-        for start in starts {
+        // Every width change from 1 to 20 digits, and the last seq a row may carry.
+        let powers = (1..=19).map(|k| 10u64.pow(k) - 3);
+        let starts = [0u64, 999_990, 9_223_372_036_854_775_700].into_iter();
+        for start in starts.chain(powers) {
             let mut c = DecimalCounter::new(start);
             for v in start..start + 120 {
                 let want = v.to_string();

@@ -79,7 +79,7 @@ def check_complete(result, run_id: str, worker_id: int) -> dict:
     # which generating rows and the append bookkeeping are parts; the process as a
     # whole spent more than either.
     assert 0 < s["sdk_append_cpu_s"] < s["loop_cpu_s"] <= s["cpu_s"]
-    assert 0 < s["gen_cpu_s"] and 0 < s["append_own_cpu_s"]
+    assert 0 < s["gen_cpu_s"] and 0 <= s["append_own_cpu_s"]
     assert s["gen_cpu_s"] + s["append_own_cpu_s"] <= s["own_cpu_s"] + 0.002
 
     windows = result.windows
@@ -445,7 +445,9 @@ def test_a_short_run_with_the_default_quantum_averages_its_target():
     argv += ["--target-bps", "20e6", "--batch-bytes", "1000000", "--duration-seconds", "3"]
     summary = fake_worker(argv, lambda cfg, generation, mode: _FakeSession(mode)).run()
     assert summary["seconds"] == pytest.approx(3.0, abs=0.1)
-    assert 20 * 3 <= summary["bytes_sent"] / 1e6 <= 20 * 3 + 2.2, summary["bytes_sent"]
+    # (A stall on a busy machine may drop some of the backlog: the pacer catches up by
+    # 0.25 s at most.)
+    assert 20 * 3 * 0.9 <= summary["bytes_sent"] / 1e6 <= 20 * 3 + 2.2, summary["bytes_sent"]
     assert summary["mb_per_s"] <= 20 * 1.04, summary
 
 
@@ -496,6 +498,30 @@ def test_acks_lost_by_the_sdk_time_out_and_the_batches_are_resent():
     assert generations == [1, 2]
     assert summary["unacked_rows"] == 0 and summary["rows_acked"] == summary["rows_sent"]
     assert summary["resent_batches"] > 0 and summary["errors"] == 1
+
+
+def test_waiting_for_room_in_flight_ends_at_the_deadline():
+    """No ack ever comes and in flight is full after two batches: the worker waits for
+    room only until the run's end (not until the 30 s ack timeout), sends nothing
+    more, and reports the unacked rows after a short drain."""
+    sessions: list[Any] = []
+
+    def factory(cfg, generation, append_mode):
+        session = _FakeSession(append_mode)
+        session.appender = _SilentAppender(append_mode)
+        sessions.append(session)
+        return session
+
+    argv = ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "full"]
+    argv += ["--target-bps", "20e6", "--batch-bytes", "1000000", "--duration-seconds", "1"]
+    argv += ["--max-inflight-bytes", "2100000", "--ack-timeout-seconds", "30"]
+    argv += ["--drain-timeout-seconds", "0.5"]
+    started = time.monotonic()
+    summary = fake_worker(argv, factory).run()
+    assert time.monotonic() - started < 5
+    assert summary["seconds"] == pytest.approx(1.0, abs=0.3)
+    assert len(sessions) == 1 and len(sessions[0].appender.sent) == 2
+    assert summary["rows_acked"] == 0 and summary["unacked_rows"] == summary["rows_sent"] > 0
 
 
 class _GroupFailAppender(_DoneAppender):

@@ -210,7 +210,10 @@ class Worker:
                     self.session.appender.append_rows(payload, token)
             except Exception as e:
                 if is_back_pressure(e) and not self._stopping:
+                    waited = time.thread_time()
                     self._wait_for_acks(0.05)
+                    # Acks and windows tended meanwhile are not append bookkeeping.
+                    self.append_cpu_s -= time.thread_time() - waited
                     continue
                 self._mark_dead(f"append raised {type(e).__name__}: {e}")
                 return False
@@ -403,8 +406,11 @@ class Worker:
                 self.in_flight_bytes + expected > cfg.max_inflight_bytes
                 and not self._stopping
                 and self._dead is None
+                and time.monotonic() < deadline
             ):
                 self._wait_for_acks(0.05)
+            if self._stopping or time.monotonic() >= deadline:
+                break  # the wait for room ran into a signal or the end
             # Make a batch and hand it over at once, while its bytes are still in cache
             # for the SDK's copy; then wait out its slot (the long-run rate is the same).
             t0 = time.thread_time()
