@@ -190,33 +190,29 @@ class Worker:
         self._ack_event.set()
 
     def _append(self, batch: Batch, payload: Any = None) -> bool:
-        """Append on the current channel; False if the channel is dead."""
-        t0 = time.thread_time()
-        try:
-            return self._append_on_channel(batch, payload)
-        finally:
-            self.append_cpu_s += time.thread_time() - t0
-
-    def _append_on_channel(self, batch: Batch, payload: Any) -> bool:
+        """Append on the current channel; False if the channel is dead. The append
+        calls' CPU goes to ``append_cpu_s``, a resent batch's replay to ``gen_cpu_s``."""
         if payload is None:
+            t0 = time.thread_time()
             payload = self._replay(batch)
+            self.gen_cpu_s += time.thread_time() - t0
         token = (batch, self.generation)
         while True:
             sent_at = time.monotonic()  # before the call: its ack cannot come earlier
+            t0 = time.thread_time()
             try:
                 if isinstance(payload, bytes):
                     self.session.appender.append(payload, batch.n_rows, token)
                 else:
                     self.session.appender.append_rows(payload, token)
             except Exception as e:
+                self.append_cpu_s += time.thread_time() - t0
                 if is_back_pressure(e) and not self._stopping:
-                    waited = time.thread_time()
                     self._wait_for_acks(0.05)
-                    # Acks and windows tended meanwhile are not append bookkeeping.
-                    self.append_cpu_s -= time.thread_time() - waited
                     continue
                 self._mark_dead(f"append raised {type(e).__name__}: {e}")
                 return False
+            self.append_cpu_s += time.thread_time() - t0
             break
         if batch.generation >= 0:
             self.totals.resent_batches += 1
@@ -465,8 +461,7 @@ class Worker:
         """This thread's CPU over the run, split into the SDK's append calls and ours:
         ``own_cpu_s`` is everything the worker itself did (generating, encoding, append
         bookkeeping, pacing, acks, windows); ``append_own_cpu_s`` the append bookkeeping
-        alone (our side of the append calls, with any replay of a resent batch). The
-        SDK's own threads are in none of them."""
+        alone (our side of the append calls). The SDK's own threads are in none of them."""
         sdk = self._sdk_cpu_s_closed + (self.session.appender.sdk_cpu_s if self.session else 0)
         return {
             "loop_cpu_s": round(self.loop_cpu_s, 3),
