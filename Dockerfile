@@ -13,9 +13,9 @@ ARG RUNTIME_IMAGE=python:3.11-slim-bookworm
 # --- build: the abi3 wheel, and every runtime dependency, for the target platform ----
 FROM --platform=$BUILDPLATFORM ${BUILDER_IMAGE} AS build
 ARG TARGETARCH
+# PyPI publishes this SDK as cp39-abi3 wheels for manylinux_2_24_x86_64 and
+# manylinux_2_26_aarch64 (Graviton; glibc >= 2.26, the runtime's bookworm has 2.36).
 ARG SNOWPIPE_STREAMING_VERSION=1.9.1
-# 0 leaves the SDK out (for a platform PyPI has no SDK wheel for; see deploy/wheels/).
-ARG WITH_SDK=1
 ARG MATURIN_VERSION=1.16.0
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
@@ -40,7 +40,6 @@ COPY Cargo.toml Cargo.lock pyproject.toml README.md ./
 COPY src ./src
 COPY benches ./benches
 COPY python ./python
-COPY deploy/wheels /vendor
 
 RUN case "$TARGETARCH" in \
         amd64) target=x86_64-unknown-linux-gnu; arch=x86_64 ;; \
@@ -54,16 +53,15 @@ RUN case "$TARGETARCH" in \
     fi; \
     /opt/build/bin/maturin build --release --locked --target "$target" --out /wheels \
         || exit 1; \
-    sdk=(); \
-    if [ "$WITH_SDK" = 1 ]; then sdk=("snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}"); fi; \
     plat=(); \
     for glibc in $(seq 36 -1 17); do plat+=(--platform "manylinux_2_${glibc}_$arch"); done; \
-    /opt/build/bin/pip install --no-cache-dir --target /opt/app --find-links /vendor \
+    /opt/build/bin/pip install --no-cache-dir --target /opt/app \
         --only-binary=:all: --implementation cp --python-version 3.11 "${plat[@]}" \
-        /wheels/*.whl "${sdk[@]}" \
-    || { echo "pip could not install for linux/$TARGETARCH. snowpipe-streaming" \
-              "${SNOWPIPE_STREAMING_VERSION} has no linux/$TARGETARCH wheel on PyPI?" \
-              "Put one in deploy/wheels/, or build with --build-arg WITH_SDK=0." >&2; exit 1; }
+        /wheels/*.whl "snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}" \
+    || { echo "pip could not install the wheel and snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}" \
+              "for linux/$TARGETARCH (CPython 3.11, manylinux up to glibc 2.36)" >&2; exit 1; }; \
+    test -f /opt/app/snowflake/ingest/streaming/_python_ffi.abi3.so \
+    || { echo "snowpipe-streaming installed without its native core" >&2; exit 1; }
 
 # --- runtime: CPython 3.11 + what the build stage installed, nothing else -------------
 FROM ${RUNTIME_IMAGE}
