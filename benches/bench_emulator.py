@@ -47,7 +47,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _source(run_id: str, pool_chunks: int):
-    from elastic_channels.encoding import make_generator, select_backend
+    from elastic_channels.rows import make_generator, select_backend
 
     backend = select_backend(None)
     gen = make_generator(run_id, 0, backend=backend)
@@ -78,7 +78,7 @@ def _append(channel: Any, data: bytes, n_rows: int) -> None:
 
 def worker(args: argparse.Namespace) -> None:
     try:
-        import elastic_channels.encoding  # noqa: F401  (the installed package)
+        import elastic_channels.rows  # noqa: F401  (the installed package)
     except ImportError:
         sys.path.append(str(REPO / "python"))
     from snowflake.ingest.streaming import StreamingIngestClient

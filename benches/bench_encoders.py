@@ -4,7 +4,7 @@
 
 Paths, all producing the same rows:
   native   elastic_native.ResortGenerator.next_batch (generate + write in Rust)
-  python   resort_sales.ResortGenerator.next_batch (msgspec Structs + encode_lines)
+  python   rows.ResortGenerator.next_batch (msgspec Structs + encode_lines)
   orjson   the same rows as dicts, each orjson.dumps'd, joined with newlines
 
 The paths run interleaved, round after round, so machine noise hits them alike; the
@@ -20,14 +20,14 @@ import statistics
 import sys
 import time
 
-from elastic_channels import resort_sales
+from elastic_channels import model, rows
 
 RUN_ID = "run-20261130-024406"
 SALE_TIME_US = 1_764_470_646_123_456
 
 
 def python_path(n: int):
-    gen = resort_sales.ResortGenerator(RUN_ID, 17, start_seq=1_000_000)
+    gen = rows.ResortGenerator(RUN_ID, 17, start_seq=1_000_000)
     return lambda: gen.next_batch(n, SALE_TIME_US)
 
 
@@ -41,12 +41,12 @@ def native_path(n: int):
 def orjson_path(n: int):
     import orjson
 
-    fields = resort_sales.ResortSale.__struct_fields__
-    gen = resort_sales.ResortGenerator(RUN_ID, 17, start_seq=1_000_000)
-    offset = 17 * resort_sales.WORKER_STRIDE
+    fields = model.ResortSale.__struct_fields__
+    gen = rows.ResortGenerator(RUN_ID, 17, start_seq=1_000_000)
+    offset = 17 * model.WORKER_STRIDE
     t = dt.datetime.fromtimestamp(SALE_TIME_US / 1e6, dt.timezone.utc)
     dumps, opt = orjson.dumps, orjson.OPT_UTC_Z
-    table, length = resort_sales.ROW_FIELDS, resort_sales.TABLE_LENGTH
+    table, length = model.ROW_FIELDS, model.TABLE_LENGTH
 
     def batch() -> bytes:
         start = gen._seq  # the same rows the other paths make

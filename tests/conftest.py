@@ -17,7 +17,7 @@ from typing import Callable
 import pytest
 from hypothesis import HealthCheck, settings
 
-from elastic_channels import resort_sales
+from elastic_channels import rows
 
 settings.register_profile(
     "ci",
@@ -75,7 +75,7 @@ class GeneratorFactory:
 def factory_for(name: str) -> GeneratorFactory:
     if name == "native":
         return GeneratorFactory("native", require_native().ResortGenerator)
-    return GeneratorFactory("python", resort_sales.ResortGenerator)
+    return GeneratorFactory("python", rows.ResortGenerator)
 
 
 @pytest.fixture(params=["native", "python"], ids=["native", "python"])

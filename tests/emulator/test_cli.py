@@ -10,9 +10,9 @@ import sys
 import time
 
 import zstandard
-
-from elastic_channels.resort_sales import ResortGenerator
 from emulator_support import PYTHON_DIR, make_emulator
+
+from elastic_channels.rows import ResortGenerator
 
 ENV = dict(
     os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")])

@@ -9,9 +9,9 @@ import time
 
 import pytest
 import zstandard
-
-from elastic_channels.resort_sales import ResortGenerator
 from emulator_support import make_emulator
+
+from elastic_channels.rows import ResortGenerator
 
 ROWS_PATH = (
     "/v2/streaming/data/databases/EMULATOR_DB/schemas/PUBLIC/pipes/RESORT_SALES_PIPE"

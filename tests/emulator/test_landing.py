@@ -11,7 +11,8 @@ from elastic_channels.emulator.api import ApiError, _zstd_length
 from elastic_channels.emulator.lander import Lander
 from elastic_channels.emulator.stats import Stats
 from elastic_channels.emulator.store import Store, StoreError
-from elastic_channels.resort_sales import COLUMNS, ResortGenerator
+from elastic_channels.model import COLUMNS
+from elastic_channels.rows import ResortGenerator
 
 KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
 T_US = 1_700_000_000_000_000

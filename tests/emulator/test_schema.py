@@ -13,7 +13,8 @@ from elastic_channels.emulator.schema import (
     column_type,
     create_table_sql,
 )
-from elastic_channels.resort_sales import COLUMNS, ResortGenerator
+from elastic_channels.model import COLUMNS
+from elastic_channels.rows import ResortGenerator
 
 
 @pytest.mark.parametrize(

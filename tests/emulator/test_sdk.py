@@ -6,9 +6,10 @@ import datetime as dt
 import decimal
 
 import pytest
-
-from elastic_channels.resort_sales import COLUMNS, ResortGenerator
 from emulator_support import SALE_TIME_US, make_emulator, run_sdk, sdk_available
+
+from elastic_channels.model import COLUMNS
+from elastic_channels.rows import ResortGenerator
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 

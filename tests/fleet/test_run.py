@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from emulator_support import sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")

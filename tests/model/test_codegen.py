@@ -12,10 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from elastic_channels import resort_sales as rs
+from elastic_channels import model as rs
 
-ROOT = Path(__file__).resolve().parent.parent
-MODEL = ROOT / "python" / "elastic_channels" / "resort_sales.py"
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "python" / "elastic_channels" / "model"
+
+
+def changed_model(tmp_path: Path) -> Path:
+    """A copy of the model package with one price changed (Coffee 4.95 -> 4.96)."""
+    changed = tmp_path / "changed_model"
+    shutil.copytree(MODEL, changed)
+    profiles = changed / "profiles.py"
+    source = profiles.read_text()
+    assert source.count('("Coffee", 495)') == 1
+    profiles.write_text(source.replace('("Coffee", 495)', '("Coffee", 496)'))
+    return changed
+
+
 TABLES_RS = ROOT / "src" / "tables.rs"
 IN_CI = os.environ.get("CI") == "true"
 
@@ -58,14 +71,11 @@ def test_check_fails_when_a_price_changes(codegen, needs_rustfmt, tmp_path, caps
     before = TABLES_RS.read_bytes()
     tables = tmp_path / "tables.rs"
     shutil.copy(TABLES_RS, tables)
-    same = tmp_path / "same_model.py"
-    shutil.copy(MODEL, same)
+    same = tmp_path / "same_model"
+    shutil.copytree(MODEL, same)
     assert codegen.main(["--check", "--model", str(same), "--output", str(tables)]) == 0
 
-    source = MODEL.read_text()
-    assert source.count('("Coffee", 495)') == 1
-    changed = tmp_path / "changed_model.py"
-    changed.write_text(source.replace('("Coffee", 495)', '("Coffee", 496)'))
+    changed = changed_model(tmp_path)
     capsys.readouterr()
     assert codegen.main(["--check", "--model", str(changed), "--output", str(tables)]) == 1
     err = capsys.readouterr().err
@@ -140,6 +150,5 @@ def test_native_was_built_from_this_model(native):
 
 def test_fingerprint_sees_a_price_change(codegen, tmp_path):
     """The drift test can only catch what the fingerprint covers."""
-    changed = tmp_path / "changed_model.py"
-    changed.write_text(MODEL.read_text().replace('("Coffee", 495)', '("Coffee", 496)'))
+    changed = changed_model(tmp_path)
     assert codegen.load_model(changed).table_fingerprint() != rs.table_fingerprint()

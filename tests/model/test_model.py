@@ -7,9 +7,9 @@ import json
 from collections import Counter
 
 import pytest
-
-from elastic_channels import resort_sales as rs
 from sales_oracles import split_lines
+
+from elastic_channels import model as rs
 
 L = rs.TABLE_LENGTH
 NOW_US = 1_764_470_646_123_456

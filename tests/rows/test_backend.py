@@ -8,10 +8,9 @@ import sys
 
 import pytest
 
-from elastic_channels import encoding
-from elastic_channels import resort_sales as rs
+from elastic_channels.rows import ResortGenerator, backend
 
-LOGGER = "elastic_channels.encoding"
+LOGGER = "elastic_channels.rows"
 NATIVE_STANDIN = object()  # what native_module() returns when the module is usable
 
 
@@ -35,19 +34,19 @@ NATIVE_STANDIN = object()  # what native_module() returns when the module is usa
     ],
 )
 def test_env_var_parsing(value, fast):
-    assert encoding.fast_encode_requested({encoding.ENV_VAR: value}) is fast
+    assert backend.fast_encode_requested({backend.ENV_VAR: value}) is fast
 
 
 def test_unset_means_fast():
-    assert encoding.fast_encode_requested({}) is True
-    assert encoding.fast_encode_requested({"OTHER": "false"}) is True
+    assert backend.fast_encode_requested({}) is True
+    assert backend.fast_encode_requested({"OTHER": "false"}) is True
 
 
 def test_reads_os_environ_by_default(monkeypatch):
-    monkeypatch.setenv(encoding.ENV_VAR, "off")
-    assert encoding.fast_encode_requested() is False
-    monkeypatch.delenv(encoding.ENV_VAR)
-    assert encoding.fast_encode_requested() is True
+    monkeypatch.setenv(backend.ENV_VAR, "off")
+    assert backend.fast_encode_requested() is False
+    monkeypatch.delenv(backend.ENV_VAR)
+    assert backend.fast_encode_requested() is True
 
 
 def selection_log(caplog) -> list[logging.LogRecord]:
@@ -56,36 +55,36 @@ def selection_log(caplog) -> list[logging.LogRecord]:
 
 @pytest.fixture
 def native_available(monkeypatch):
-    monkeypatch.setattr(encoding, "native_module", lambda: NATIVE_STANDIN)
+    monkeypatch.setattr(backend, "native_module", lambda: NATIVE_STANDIN)
 
 
 @pytest.fixture
 def native_missing(monkeypatch):
-    monkeypatch.setattr(encoding, "native_module", lambda: None)
+    monkeypatch.setattr(backend, "native_module", lambda: None)
 
 
 @pytest.mark.parametrize("value", ["false", "0", "no", "off"])
 def test_env_off_picks_python(monkeypatch, caplog, native_available, value):
-    monkeypatch.setenv(encoding.ENV_VAR, value)
+    monkeypatch.setenv(backend.ENV_VAR, value)
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        assert encoding.select_backend() == "python"
+        assert backend.select_backend() == "python"
     (record,) = selection_log(caplog)
     assert "python path" in record.getMessage()
-    assert encoding.ENV_VAR in record.getMessage()
+    assert backend.ENV_VAR in record.getMessage()
 
 
 def test_default_picks_native_when_available(monkeypatch, caplog, native_available):
-    monkeypatch.delenv(encoding.ENV_VAR, raising=False)
+    monkeypatch.delenv(backend.ENV_VAR, raising=False)
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        assert encoding.select_backend() == "native"
+        assert backend.select_backend() == "native"
     (record,) = selection_log(caplog)
     assert "native path" in record.getMessage()
 
 
 def test_falls_back_to_python_when_native_missing(monkeypatch, caplog, native_missing):
-    monkeypatch.setenv(encoding.ENV_VAR, "true")
+    monkeypatch.setenv(backend.ENV_VAR, "true")
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        assert encoding.select_backend() == "python"
+        assert backend.select_backend() == "python"
     (record,) = selection_log(caplog)
     assert "python path" in record.getMessage()
     assert "not installed" in record.getMessage()
@@ -93,20 +92,20 @@ def test_falls_back_to_python_when_native_missing(monkeypatch, caplog, native_mi
 
 def test_native_requested_but_missing_raises(native_missing, caplog):
     with pytest.raises(RuntimeError, match="native"):
-        encoding.select_backend("native")
+        backend.select_backend("native")
 
 
 def test_native_requested_and_available(native_available, monkeypatch, caplog):
-    monkeypatch.setenv(encoding.ENV_VAR, "false")  # an explicit request wins
+    monkeypatch.setenv(backend.ENV_VAR, "false")  # an explicit request wins
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        assert encoding.select_backend("native") == "native"
+        assert backend.select_backend("native") == "native"
     (record,) = selection_log(caplog)
     assert "native path" in record.getMessage()
 
 
 def test_python_requested_wins_over_native(native_available, caplog):
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        assert encoding.select_backend("python") == "python"
+        assert backend.select_backend("python") == "python"
     (record,) = selection_log(caplog)
     assert "python path" in record.getMessage()
 
@@ -116,25 +115,25 @@ def test_python_requested_wins_over_native(native_available, caplog):
 
 def test_native_module_none_when_not_importable(monkeypatch):
     monkeypatch.setitem(sys.modules, "elastic_native", None)  # import raises ImportError
-    assert encoding.native_module() is None
+    assert backend.native_module() is None
 
 
 def test_native_module_is_the_real_module_when_current(native):
-    assert encoding.native_module() is native
+    assert backend.native_module() is native
 
 
 def test_native_module_refuses_a_stale_build(native, monkeypatch, caplog):
-    monkeypatch.setattr(rs, "table_fingerprint", lambda: "0" * 64)
+    monkeypatch.setattr(backend, "table_fingerprint", lambda: "0" * 64)
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        assert encoding.native_module() is None
+        assert backend.native_module() is None
     (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "pip install ." in record.getMessage()
 
 
 def test_real_selection_with_native_built(native, monkeypatch, caplog):
-    monkeypatch.delenv(encoding.ENV_VAR, raising=False)
+    monkeypatch.delenv(backend.ENV_VAR, raising=False)
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
-        assert encoding.select_backend() == "native"
+        assert backend.select_backend() == "native"
     assert len(selection_log(caplog)) == 1
 
 
@@ -142,15 +141,15 @@ def test_real_selection_with_native_built(native, monkeypatch, caplog):
 
 
 def test_make_generator_backends_agree(native):
-    a = encoding.make_generator("run-e", 3, start_seq=5, backend="native")
-    b = encoding.make_generator("run-e", 3, start_seq=5, backend="python")
+    a = backend.make_generator("run-e", 3, start_seq=5, backend="native")
+    b = backend.make_generator("run-e", 3, start_seq=5, backend="python")
     assert isinstance(a, native.ResortGenerator)
-    assert isinstance(b, rs.ResortGenerator)
+    assert isinstance(b, ResortGenerator)
     assert a.next_batch(50, 0) == b.next_batch(50, 0)
     assert a.seq == b.seq == 55
 
 
 def test_make_generator_python_needs_no_native(monkeypatch):
     monkeypatch.setitem(sys.modules, "elastic_native", None)
-    g = encoding.make_generator("run-e", 0, backend="python")
+    g = backend.make_generator("run-e", 0, backend="python")
     assert g.next_batch(2, 0).count(b"\n") == 2

@@ -7,7 +7,8 @@ import enum
 
 import pytest
 
-from elastic_channels import resort_sales as rs
+from elastic_channels import model as rs
+from elastic_channels.rows import ResortGenerator
 
 NOW_US = 1_764_470_646_123_456
 HUGE = 2**200
@@ -188,7 +189,7 @@ CONSTRUCTOR_CASES = [
 
 @pytest.mark.parametrize(("args", "kwargs"), CONSTRUCTOR_CASES, ids=lambda v: repr(v)[:24])
 def test_constructor_errors_identical_on_both_backends(native, args, kwargs):
-    want = _error(lambda: rs.ResortGenerator(*args, **kwargs))
+    want = _error(lambda: ResortGenerator(*args, **kwargs))
     assert want is not None
     assert _error(lambda: native.ResortGenerator(*args, **kwargs)) == want
 
@@ -209,7 +210,7 @@ NEXT_BATCH_CASES = [
 @pytest.mark.parametrize(("start_seq", "n", "t"), NEXT_BATCH_CASES, ids=lambda v: repr(v)[:20])
 def test_next_batch_errors_identical_on_both_backends(native, start_seq, n, t):
     """Same class and same message, whichever arguments are bad together."""
-    py = rs.ResortGenerator("r", 1, start_seq=start_seq)
+    py = ResortGenerator("r", 1, start_seq=start_seq)
     nat = native.ResortGenerator("r", 1, start_seq=start_seq)
     want = _error(lambda: py.next_batch(n, t))
     assert want is not None

@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
-
-from elastic_channels import resort_sales as rs
 from sales_oracles import check_lines, split_lines
+
+from elastic_channels import model as rs
+from elastic_channels.rows import ResortGenerator
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -67,7 +68,7 @@ def golden(name: str) -> bytes:
         run_id, worker_id, start_seq, calls = CASES[name]
 
         def make(r, w, s):
-            return rs.ResortGenerator(r, w, start_seq=s)
+            return ResortGenerator(r, w, start_seq=s)
 
         path.write_bytes(generate(make, run_id, worker_id, start_seq, calls))
     return path.read_bytes()

@@ -13,8 +13,6 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from elastic_channels import resort_sales as rs
 from sales_oracles import (
     UTC,
     check_lines,
@@ -25,6 +23,9 @@ from sales_oracles import (
     table_entry,
     us_of,
 )
+
+from elastic_channels import model as rs
+from elastic_channels.rows import ResortGenerator
 
 L = rs.TABLE_LENGTH
 MAX_SEQ = rs.MAX_SEQ
@@ -107,8 +108,8 @@ def run_both(native, run_id, worker_id, start_seq, calls):
     equal bytes and seq after every call, and the per-row oracle on the Python side.
     Returns the native batches."""
     ng = native.ResortGenerator(run_id, worker_id, start_seq=start_seq)
-    pg = rs.ResortGenerator(run_id, worker_id, start_seq=start_seq)
-    rows_gen = rs.ResortGenerator(run_id, worker_id, start_seq=start_seq)
+    pg = ResortGenerator(run_id, worker_id, start_seq=start_seq)
+    rows_gen = ResortGenerator(run_id, worker_id, start_seq=start_seq)
     assert ng.seq == pg.seq == start_seq
     batches = []
     for n, t in calls:
@@ -322,7 +323,7 @@ def _outcome(gen, n, t):
 )
 def test_hypothesis_native_equals_python(native, run_id, worker_id, start_seq, calls):
     ng = native.ResortGenerator(run_id, worker_id, start_seq=start_seq)
-    pg = rs.ResortGenerator(run_id, worker_id, start_seq=start_seq)
+    pg = ResortGenerator(run_id, worker_id, start_seq=start_seq)
     for n, t in calls:
         seq = pg.seq
         got, want = _outcome(ng, n, t), _outcome(pg, n, t)

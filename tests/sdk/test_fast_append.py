@@ -18,10 +18,10 @@ from typing import Any
 
 import msgspec
 import pytest
+from emulator_support import sdk_available
 
 from elastic_channels import fast_append
 from elastic_channels.fast_append import ElasticAppender, fast_path_problem, raw_rows
-from emulator_support import sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 
@@ -111,7 +111,7 @@ class FakeChannel:
 
 
 def batch(n: int, start_seq: int = 0) -> bytes:
-    from elastic_channels.resort_sales import ResortGenerator
+    from elastic_channels.rows import ResortGenerator
 
     return ResortGenerator("fa", 7, start_seq=start_seq).next_batch(n, SALE_TIME_US)
 

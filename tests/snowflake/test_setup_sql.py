@@ -17,9 +17,9 @@ import pytest
 
 from elastic_channels import setup
 from elastic_channels.emulator import schema as emu_schema
-from elastic_channels.resort_sales import COLUMNS, ResortSale
+from elastic_channels.model import COLUMNS, ResortSale
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 _CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\S+) \(\n(.*)\n\)$", re.S)
 _COLUMN = re.compile(r'\s*"([A-Z_][A-Z0-9_]*)" (.+?),?$')

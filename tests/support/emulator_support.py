@@ -81,7 +81,7 @@ def run_sdk(emu: Any, tmp_path: Path, scenario: dict[str, Any], timeout_s: float
 
 
 def _rows(run_id: str, n: int) -> list[dict[str, Any]]:
-    from elastic_channels.resort_sales import ResortGenerator
+    from elastic_channels.rows import ResortGenerator
 
     rows = ResortGenerator(run_id, 0).next_rows(n, SALE_TIME_US)
     return [{f: getattr(r, f) for f in r.__struct_fields__} for r in rows]

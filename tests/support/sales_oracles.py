@@ -1,6 +1,6 @@
 """Independent oracles for generated NDJSON (STYLE habit 6).
 
-Nothing here calls either generator. A row is rebuilt from ``resort_sales.TABLE``
+Nothing here calls either generator. A row is rebuilt from ``model.TABLE``
 and the TXID formula; SALE_TIME is formatted from calendar fields; JSON strings are
 escaped by hand following msgspec's documented rules. The tests hold both backends'
 bytes against these.
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from elastic_channels import resort_sales
+from elastic_channels import model
 
 SCHEMA = (
     "TXID",
@@ -92,8 +92,8 @@ def txid(run_id: str, worker_id: int, seq: int) -> str:
 
 
 def table_entry(worker_id: int, seq: int) -> tuple:
-    index = (worker_id * resort_sales.WORKER_STRIDE + seq) % resort_sales.TABLE_LENGTH
-    return resort_sales.TABLE[index]
+    index = (worker_id * model.WORKER_STRIDE + seq) % model.TABLE_LENGTH
+    return model.TABLE[index]
 
 
 def expected_row(run_id: str, worker_id: int, seq: int, sale_time_us: int) -> dict:

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from elastic_channels import resort_sales
 from emulator_support import FAST_CLIENT_PROPERTIES
+
+from elastic_channels import rows
 
 try:
     import elastic_native
@@ -414,7 +415,7 @@ def regenerate(run_id: str, worker_id: int, batch: LandedBatch) -> bytes:
     if elastic_native is not None:
         gen = elastic_native.ResortGenerator(run_id, worker_id, start_seq=batch.first_seq)
     else:
-        gen = resort_sales.ResortGenerator(run_id, worker_id, start_seq=batch.first_seq)
+        gen = rows.ResortGenerator(run_id, worker_id, start_seq=batch.first_seq)
     return gen.next_batch(n, batch.sale_time_us)
 
 

@@ -23,8 +23,6 @@ from typing import Any
 
 import msgspec
 import pytest
-
-from elastic_channels.resort_sales import COLUMNS, ResortGenerator
 from emulator_support import make_emulator, sdk_available
 from worker_support import (
     ISSUE_SUMMARY_KEYS,
@@ -42,6 +40,9 @@ from worker_support import (
     worker_args,
     worker_env,
 )
+
+from elastic_channels.model import COLUMNS
+from elastic_channels.rows import ResortGenerator
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 

@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..resort_sales import COLUMNS
+from ..model import COLUMNS
 from .control import ControlClient, ControlError, query_offline, running_server, stats_offline
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
 from .faults import ACTIONS, ENDPOINTS, FAULT_STATUSES

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from ..resort_sales import COLUMNS
+from ..model import COLUMNS
 from .emulator import DB_FILE, SERVER_FILE, rows_as_json_lines
 from .store import Store
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from ..resort_sales import COLUMNS
+from ..model import COLUMNS
 from .api import SnowpipeApi, Target
 from .auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
 from .faults import FaultTable

@@ -1,33 +1,25 @@
-"""Pick the row generator: the native one when it is there and not switched off.
+"""Pick the row generator, once: the native one when it is there and not switched off.
 
 ``ELASTIC_FAST_JSON_ENCODE`` (default ``true``) turns the native fast path on; any of
-``false``/``0``/``no``/``off`` turns it off. Without the native module the msgspec
-path is used by itself. Either way one log line says which path is in use.
+``false``/``0``/``no``/``off`` turns it off. Without the native module, or with one
+built from another model, the msgspec path is used by itself. ``select_backend`` says
+which path is in use and why, in its return value and in one log line.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Literal, Protocol
+from typing import Any
 
-from elastic_channels import resort_sales
+from ..model.table import table_fingerprint
+from .protocol import Backend, RowGenerator
+from .python_generator import ResortGenerator as PythonResortGenerator
 
-log = logging.getLogger("elastic_channels.encoding")
+log = logging.getLogger("elastic_channels.rows")
 
 ENV_VAR = "ELASTIC_FAST_JSON_ENCODE"
 _FALSE = frozenset({"false", "0", "no", "off"})
-
-Backend = Literal["native", "python"]
-
-
-class RowGenerator(Protocol):
-    """What both generators provide."""
-
-    @property
-    def seq(self) -> int: ...
-
-    def next_batch(self, n: int, sale_time_us: int) -> bytes: ...
 
 
 def fast_encode_requested(environ: dict[str, str] | None = None) -> bool:
@@ -35,43 +27,48 @@ def fast_encode_requested(environ: dict[str, str] | None = None) -> bool:
     return value.strip().lower() not in _FALSE
 
 
-def native_module():
+def native_module() -> Any:
     """The native module, or None when it is not installed or built from another model."""
     try:
         import elastic_native
     except ImportError as e:
         log.debug("elastic_native not importable: %s", e)
         return None
-    if elastic_native.TABLES_FINGERPRINT != resort_sales.table_fingerprint():
+    if elastic_native.TABLES_FINGERPRINT != table_fingerprint():
         log.warning(
-            "elastic_native was built from another resort_sales model (fingerprint %s, "
-            "model %s): not using it; rebuild with `pip install .`",
+            "elastic_native was built from another model (fingerprint %s, model %s): "
+            "not using it; rebuild with `pip install .`",
             elastic_native.TABLES_FINGERPRINT[:12],
-            resort_sales.table_fingerprint()[:12],
+            table_fingerprint()[:12],
         )
         return None
     return elastic_native
 
 
-def select_backend(requested: Backend | None = None) -> Backend:
-    """The backend to use: ``requested`` if given (native must then be available),
-    else native unless switched off or missing. Logs one line with the choice."""
+def choose_backend(requested: Backend | None = None) -> tuple[Backend, str]:
+    """(backend, why): ``requested`` if given (native must then be available), else
+    native unless switched off or missing."""
     if requested == "python":
-        backend: Backend = "python"
-        why = "requested"
-    elif requested == "native":
+        return "python", "requested"
+    if requested == "native":
         if native_module() is None:
             raise RuntimeError(
                 "the native encoder was requested but elastic_native is not installed "
                 "(or is stale); install it with `pip install .`"
             )
-        backend, why = "native", "requested"
-    elif not fast_encode_requested():
-        backend, why = "python", f"{ENV_VAR} is off"
-    elif native_module() is None:
-        backend, why = "python", "elastic_native is not installed"
-    else:
-        backend, why = "native", "default"
+        return "native", "requested"
+    if requested is not None:
+        raise ValueError(f"backend must be 'native' or 'python', got {requested!r}")
+    if not fast_encode_requested():
+        return "python", f"{ENV_VAR} is off"
+    if native_module() is None:
+        return "python", "elastic_native is not installed"
+    return "native", "default"
+
+
+def select_backend(requested: Backend | None = None) -> Backend:
+    """``choose_backend``, with one log line saying which path is in use and why."""
+    backend, why = choose_backend(requested)
     log.info("row encoding: %s path (%s)", backend, why)
     return backend
 
@@ -84,4 +81,11 @@ def make_generator(
         import elastic_native
 
         return elastic_native.ResortGenerator(run_id, worker_id, start_seq=start_seq)
-    return resort_sales.ResortGenerator(run_id, worker_id, start_seq=start_seq)
+    return PythonResortGenerator(run_id, worker_id, start_seq=start_seq)
+
+
+def rows_per_batch(gen: RowGenerator, batch_bytes: int, sale_time_us: int) -> int:
+    """How many rows of ``gen`` make about ``batch_bytes`` of NDJSON, from the exact
+    length of its next 1000 rows stamped ``sale_time_us`` (consumes nothing)."""
+    per_row = gen.batch_len(1000, sale_time_us) / 1000
+    return max(1, int(batch_bytes / per_row))
