@@ -1,29 +1,18 @@
-//! `ResortGenerator`: one worker's rows, written straight to NDJSON.
+//! `ResortGenerator`: one worker's rows as NDJSON. The API side: it checks the
+//! arguments, builds each row's fixed head and tail, and sizes a batch exactly
+//! before a byte is written; `crate::writer` writes it.
 //!
-//! Row `seq` replays table entry `(worker_id * WORKER_STRIDE + seq) % TABLE_LENGTH`
-//! and is laid out as
-//!
-//! ```text
-//! {"TXID":"<run_id>-<worker_id>-  <seq>  ","RESORT":...,"SALE_TIME":  "<time>","RUN_ID":"<run_id>","WORKER_ID":<w>}\n
-//! '---------- head (per generator) '----' '-- pieces (per entry) ---' '------------- tail (per batch) ---------------'
-//! ```
-//!
-//! so writing a row is one integer to decimal and a few copies. Away from the end
-//! of the buffer the copies are whole 32-byte words from zero-padded sources: each
-//! may spill past its piece, and the next copy overwrites the spill. The last rows,
-//! where a spill would run off the buffer, are copied exactly.
+//! Row `seq` replays table entry `(worker_id * WORKER_STRIDE + seq) % TABLE_LENGTH`.
 
 use std::mem::MaybeUninit;
 
-use crate::counter::{self, DecimalCounter};
 use crate::error::{check_range, GenError};
-use crate::pieces::{Pieces, COLUMNS, WIDTH};
-use crate::prefetch;
 use crate::sale_time::write_sale_time;
 use crate::tables::{
     MAX_BATCH_ROWS, MAX_RUN_ID_CHARS, MAX_SEQ, MAX_WORKER_ID, ROW_END, RUN_ID_KEY, TABLE_LENGTH,
     TXID_KEY, TXID_SEPARATOR, WORKER_ID_KEY, WORKER_STRIDE,
 };
+use crate::writer::{self, pieces::Pieces, Rows};
 
 #[derive(Debug, Clone)]
 pub struct ResortGenerator {
@@ -62,13 +51,6 @@ impl BatchPlan {
 fn json_string(s: &str) -> Vec<u8> {
     // Serialising a &str to a Vec cannot fail.
     serde_json::to_vec(s).unwrap_or_default()
-}
-
-/// Copies `src` to `out[pos..]`; returns the position after it.
-#[inline(always)]
-fn copy_exact(out: &mut [MaybeUninit<u8>], pos: usize, src: &[u8]) -> usize {
-    out[pos..pos + src.len()].write_copy_of_slice(src);
-    pos + src.len()
 }
 
 /// Decimal digits in `v`.
@@ -132,6 +114,11 @@ impl ResortGenerator {
         })
     }
 
+    /// The table entry row `seq` replays.
+    fn entry(&self, seq: u64) -> usize {
+        (self.offset as u64 + seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH
+    }
+
     /// The sequence number of the next row.
     pub fn seq(&self) -> u64 {
         self.seq
@@ -147,8 +134,9 @@ impl ResortGenerator {
         }
         tail_head.extend_from_slice(&self.tail_after_time);
         let per_row = (self.head.len() + tail_head.len()) as u64;
-        let start = (self.offset as u64 + self.seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH;
-        let len = n * per_row + digits_in_range(self.seq, n) + Pieces::get().span_len(start, n);
+        let len = n * per_row
+            + digits_in_range(self.seq, n)
+            + Pieces::get().span_len(self.entry(self.seq), n);
         let tail_len = tail_head.len();
         tail_head.extend_from_slice(&self.head);
         Ok(BatchPlan {
@@ -163,35 +151,18 @@ impl ResortGenerator {
     /// Writes the planned batch into `out`, which must be exactly `plan.len()` bytes,
     /// and advances `seq`. The plan must come from this generator's current state.
     /// On `Ok`, every byte of `out` has been written; `out` may start uninitialised.
-    ///
-    /// On x86-64 with AVX2 (detected once, then cached by std) each 32-byte copy is one
-    /// load and one store instead of two of each.
     pub fn write(&mut self, plan: &BatchPlan, out: &mut [MaybeUninit<u8>]) -> Result<(), GenError> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { self.write_avx2(plan, out) };
-        }
-        self.write_baseline(plan, out)
+        self.write_with(plan, out, writer::write)
     }
 
-    /// `write_baseline` compiled for AVX2. The caller checks that the CPU has it.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn write_avx2(
-        &mut self,
-        plan: &BatchPlan,
-        out: &mut [MaybeUninit<u8>],
-    ) -> Result<(), GenError> {
-        self.write_baseline(plan, out)
-    }
-
-    /// `write` for any CPU of the target.
+    /// `write`, with the rows written by `write_rows` (which returns the bytes it
+    /// wrote): [`writer::write`], or in tests each writer it dispatches to.
     #[inline(always)]
-    fn write_baseline(
+    pub(crate) fn write_with(
         &mut self,
         plan: &BatchPlan,
         out: &mut [MaybeUninit<u8>],
+        write_rows: impl FnOnce(&Rows, &mut [MaybeUninit<u8>]) -> usize,
     ) -> Result<(), GenError> {
         if out.len() != plan.len || plan.start_seq != self.seq {
             return Err(GenError::BufferSize {
@@ -202,52 +173,22 @@ impl ResortGenerator {
         if plan.n == 0 {
             return Ok(());
         }
-        let pieces = Pieces::get();
-        let mut idx =
-            (self.offset as u64 + plan.start_seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH;
-        let mut digits = DecimalCounter::new(plan.start_seq);
-        let last = plan.start_seq + (plan.n - 1);
-        let mut seq = plan.start_seq;
-
-        // Whole-word rows: while the longest row and its spill fit in what is left.
-        let word_row = counter::WORD + COLUMNS * WIDTH + plan.tail_head.len();
-        let mut pos = copy_exact(out, 0, &self.head);
-        while seq < last && out.len() - pos >= word_row {
-            prefetch::for_write(out, pos + prefetch::DISTANCE);
-            pos = digits.write(out, pos);
-            digits.increment();
-            for &piece in pieces.row(idx) {
-                let (slot, len) = pieces.slot(piece);
-                out[pos..pos + WIDTH].write_copy_of_slice(slot);
-                pos += len;
-            }
-            pos = copy_exact(out, pos, &plan.tail_head);
-            idx = if idx + 1 == TABLE_LENGTH { 0 } else { idx + 1 };
-            seq += 1;
-        }
-        // The rest, exactly.
-        loop {
-            pos = digits.write_exact(out, pos);
-            for &piece in pieces.row(idx) {
-                let (slot, len) = pieces.slot(piece);
-                pos = copy_exact(out, pos, &slot[..len]);
-            }
-            if seq == last {
-                pos = copy_exact(out, pos, &plan.tail_head[..plan.tail_len]);
-                break;
-            }
-            pos = copy_exact(out, pos, &plan.tail_head);
-            digits.increment();
-            idx = if idx + 1 == TABLE_LENGTH { 0 } else { idx + 1 };
-            seq += 1;
-        }
+        let rows = Rows {
+            head: &self.head,
+            tail_head: &plan.tail_head,
+            tail_len: plan.tail_len,
+            entry: self.entry(plan.start_seq),
+            seq: plan.start_seq,
+            n: plan.n,
+        };
+        let pos = write_rows(&rows, out);
         if pos != plan.len {
             return Err(GenError::BufferSize {
                 expected: plan.len,
                 got: pos,
             });
         }
-        self.seq = last.wrapping_add(1);
+        self.seq = (plan.start_seq + (plan.n - 1)).wrapping_add(1);
         Ok(())
     }
 
@@ -302,61 +243,6 @@ mod tests {
         let mut parts = two.next_batch(100, T).unwrap();
         parts.extend(two.next_batch(TABLE_LENGTH as u64 - 95, T).unwrap());
         assert_eq!(whole, parts);
-    }
-
-    #[test]
-    fn whole_word_rows_equal_rows_copied_exactly() {
-        // A one-row batch is copied exactly; longer ones mostly in whole words.
-        let long_run_id = "\u{1}\"".repeat(40);
-        for run_id in ["r", long_run_id.as_str()] {
-            for n in [2, 3, 40, 5_000] {
-                let mut batch = ResortGenerator::new(run_id, 9, 99_990).unwrap();
-                let mut rows = batch.clone();
-                let whole = batch.next_batch(n, T).unwrap();
-                let single: Vec<u8> = (0..n)
-                    .flat_map(|_| rows.next_batch(1, T).unwrap())
-                    .collect();
-                assert!(whole == single, "run_id={run_id:?} n={n}");
-            }
-        }
-    }
-
-    /// The rows as each compiled writer this CPU can run writes them, then as `write`.
-    fn by_each_writer(run_id: &str, n: u64) -> Vec<Vec<u8>> {
-        let gen = ResortGenerator::new(run_id, 9, 99_990).unwrap();
-        let plan = gen.plan(n, T).unwrap();
-        let run = |write: &dyn Fn(&mut ResortGenerator, &mut [MaybeUninit<u8>])| {
-            let mut g = gen.clone();
-            let mut out = vec![MaybeUninit::new(0u8); plan.len()];
-            write(&mut g, &mut out);
-            assert_eq!(g.seq(), 99_990 + n);
-            // SAFETY: `out` was initialised when made.
-            out.iter()
-                .map(|b| unsafe { b.assume_init() })
-                .collect::<Vec<u8>>()
-        };
-        let mut all = vec![run(&|g, out| g.write_baseline(&plan, out).unwrap())];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            all.push(run(&|g, out| unsafe { g.write_avx2(&plan, out) }.unwrap()));
-        }
-        all.push(run(&|g, out| g.write(&plan, out).unwrap()));
-        all
-    }
-
-    #[test]
-    fn every_compiled_writer_writes_the_same_rows() {
-        let long_run_id = "\u{1}\"".repeat(40);
-        for run_id in ["r", long_run_id.as_str()] {
-            for n in [1, 2, 40, 5_000] {
-                let all = by_each_writer(run_id, n);
-                assert!(
-                    all.windows(2).all(|w| w[0] == w[1]),
-                    "run_id={run_id:?} n={n}"
-                );
-            }
-        }
     }
 
     #[test]

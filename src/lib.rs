@@ -2,17 +2,15 @@
 //! NDJSON byte-identical to what msgspec's `encode_lines` makes of the Python model.
 //!
 //! Every value comes from [`tables`], which `codegen/generate_tables.py` bakes from
-//! `python/elastic_channels/resort_sales.py`; this crate only replays it.
+//! the `python/elastic_channels/model/` package; this crate only replays it.
 
-mod counter;
 pub mod error;
 pub mod generator;
-mod pieces;
-mod prefetch;
 #[cfg(feature = "python")]
 mod python;
 mod sale_time;
 pub mod tables;
+mod writer;
 
 pub use error::GenError;
 pub use generator::{BatchPlan, ResortGenerator};
