@@ -32,7 +32,7 @@ ENCODERS = [
 
 def bench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "elastic_channels.benchmark_client_cpu", *args],
+        [sys.executable, "-m", "elastic_channels", "bench", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -43,7 +43,7 @@ def bench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("encoder", ENCODERS)
 def test_two_workers_hit_the_paced_rate_and_report(encoder: str) -> None:
     proc = bench(
-        "--workers", "2", "--aggregate-mbps", "20", "--duration-seconds", "2.5",
+        "--workers", "2", "--target-bps", "10e6", "--duration-seconds", "2.5",
         "--encoder", encoder, "--batch-bytes", "200000", "--run-id", "bench-test", "--json",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -67,7 +67,7 @@ def test_two_workers_hit_the_paced_rate_and_report(encoder: str) -> None:
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--workers", "0"), ("--aggregate-mbps", "-5"), ("--duration-seconds", "0")],
+    [("--workers", "0"), ("--target-bps", "-5"), ("--duration-seconds", "0")],
 )
 def test_bad_arguments_name_the_flag(flag: str, value: str) -> None:
     proc = bench(flag, value)
@@ -78,6 +78,6 @@ def test_bad_arguments_name_the_flag(flag: str, value: str) -> None:
 def test_help_explains_the_flags() -> None:
     proc = bench("--help")
     assert proc.returncode == 0
-    for flag in ("--workers", "--aggregate-mbps", "--duration-seconds", "--encoder"):
+    for flag in ("--workers", "--target-bps", "--duration-seconds", "--encoder"):
         assert flag in proc.stdout
     assert "(default: 100.0)" in proc.stdout and "default: None" not in proc.stdout

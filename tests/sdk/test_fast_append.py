@@ -20,13 +20,13 @@ import msgspec
 import pytest
 from emulator_support import sdk_available
 
-from elastic_channels import fast_append
-from elastic_channels.fast_append import ElasticAppender, fast_path_problem, raw_rows
+from elastic_channels.sdk import fast_append
+from elastic_channels.sdk.fast_append import ElasticAppender, fast_path_problem, raw_rows
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 
 SALE_TIME_US = 1_700_000_000_123_456
-LOGGER = "elastic_channels.fast_append"
+LOGGER = "elastic_channels.sdk"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -148,7 +148,7 @@ def test_a_channel_shaped_like_the_sdks_gets_the_ffi_path(caplog):
 def test_a_failed_ffi_append_unregisters_and_raises_the_sdks_error():
     from snowflake.ingest.streaming import StreamingIngestError
 
-    from elastic_channels.k8s_worker import is_back_pressure
+    from elastic_channels.sdk.session import is_back_pressure
 
     saturated = RuntimeError(
         '{"error_code":"ReceiverSaturated","message":"too much in flight",'

@@ -1,7 +1,7 @@
 """The setup SQL: its landing table matches the generator's schema and the emulator's table.
 
 Three things describe RESORT_SALES: ``resort_sales.COLUMNS`` (the source), the
-Snowflake DDL from ``python -m elastic_channels.setup`` and the emulator's DuckDB table.
+Snowflake DDL from ``elastic-channels setup`` and the emulator's DuckDB table.
 These tests parse the DDL back and compare all three, so none can drift. No network.
 """
 
@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from elastic_channels import setup
 from elastic_channels.emulator import schema as emu_schema
 from elastic_channels.model import COLUMNS, ResortSale
+from elastic_channels.snowflake import cli as setup_cli
+from elastic_channels.snowflake import ddl as setup
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,7 +120,7 @@ def test_bad_identifiers_are_named(kwargs: dict[str, str], flag: str) -> None:
 def _run_cli(*argv: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "python"), **(env_extra or {})}
     return subprocess.run(
-        [sys.executable, "-m", "elastic_channels.setup", *argv],
+        [sys.executable, "-m", "elastic_channels", "setup", *argv],
         capture_output=True,
         text=True,
         env=env,
@@ -192,7 +193,7 @@ def test_execute_runs_each_statement_on_one_connection(
     monkeypatch.setitem(sys.modules, "snowflake.connector", connector)
     key = _pem_key(tmp_path)
     argv = ["--database", "DEMO", "--account", "ORG-ACCT", "--user", "INGEST", "--role", "R"]
-    rc = setup.main([*argv, "--private-key-file", str(key)])
+    rc = setup_cli.main([*argv, "--private-key-file", str(key)])
     assert rc == 0
     kind, params = calls[0]
     assert kind == "connect"
@@ -210,9 +211,9 @@ def test_execute_without_connector_says_which_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "snowflake.connector", None)  # import fails
     key = _pem_key(tmp_path)
-    rc = setup.main(
+    rc = setup_cli.main(
         ["--database", "DEMO", "--account", "A", "--user", "U", "--private-key-file", str(key)]
     )
     assert rc == 2
     err = capsys.readouterr().err
-    assert "snowflake-connector-python" in err and "elastic-native[setup]" in err
+    assert "snowflake-connector-python" in err and "pip install '.[setup]'" in err

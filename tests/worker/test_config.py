@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from elastic_channels.k8s_worker import prepare_sdk_environment
-from elastic_channels.worker_config import (
-    EMULATOR_ONLY_PROPERTIES,
+from elastic_channels.sdk.properties import ROWSET_MODE_PROPERTIES
+from elastic_channels.sdk.session import prepare_sdk_environment
+from elastic_channels.worker.config import (
     ConfigError,
     load_config,
     worker_id_from_env,
@@ -43,7 +43,7 @@ def emulator_profile(tmp_path):
             "host": "localhost",
             "port": 4443,
             "scheme": "https",
-            **EMULATOR_ONLY_PROPERTIES,
+            **ROWSET_MODE_PROPERTIES,
         },
         "database": "EMULATOR_DB",
         "schema": "PUBLIC",
@@ -196,9 +196,9 @@ def test_worker_id_flag_beats_every_variable():
 @pytest.mark.parametrize(
     ("argv", "env", "message"),
     [
-        ([], {"TARGET_BPS": "fast"}, "TARGET_BPS must be a float, got 'fast'"),
-        ([], {"DURATION_SECONDS": "1m"}, "DURATION_SECONDS must be a float, got '1m'"),
-        ([], {"BATCH_BYTES": "1e6"}, "BATCH_BYTES must be a int, got '1e6'"),
+        ([], {"TARGET_BPS": "fast"}, "TARGET_BPS must be a number, got 'fast'"),
+        ([], {"DURATION_SECONDS": "1m"}, "DURATION_SECONDS must be a number, got '1m'"),
+        ([], {"BATCH_BYTES": "1e6"}, "BATCH_BYTES must be an int, got '1e6'"),
         ([], {"WORKER_ID": "w3"}, "WORKER_ID must be an integer, got 'w3'"),
         ([], {"JOB_COMPLETION_INDEX": "x"}, "JOB_COMPLETION_INDEX must be an integer"),
         (["--target-bps", "0"], {}, "--target-bps (TARGET_BPS) must be > 0"),
@@ -279,7 +279,7 @@ def test_values_the_generator_refuses_are_config_errors(argv, env, name):
 def test_loopback_keeps_the_emulator_only_properties(emulator_profile, host):
     cfg = load_config(["--profile", str(emulator_profile), "--host", host], NO_ORDINAL)
     assert cfg.is_loopback
-    for key, value in EMULATOR_ONLY_PROPERTIES.items():
+    for key, value in ROWSET_MODE_PROPERTIES.items():
         assert cfg.properties[key] == value
 
 
@@ -287,16 +287,16 @@ def test_loopback_keeps_the_emulator_only_properties(emulator_profile, host):
 def test_other_hosts_lose_the_emulator_only_properties(emulator_profile, host):
     cfg = load_config(["--profile", str(emulator_profile), "--host", host], NO_ORDINAL)
     assert not cfg.is_loopback
-    assert not EMULATOR_ONLY_PROPERTIES.keys() & cfg.properties.keys()
+    assert not ROWSET_MODE_PROPERTIES.keys() & cfg.properties.keys()
 
 
 def test_no_host_at_all_is_not_loopback():
     """A real account usually names no host: it must not get the inline-mode properties,
     however they were passed."""
-    env = {**NO_ORDINAL, "SNOWPIPE_SDK_PROPERTIES": json.dumps(EMULATOR_ONLY_PROPERTIES)}
+    env = {**NO_ORDINAL, "SNOWPIPE_SDK_PROPERTIES": json.dumps(ROWSET_MODE_PROPERTIES)}
     argv = [*ACCOUNT, "--sdk-property", "max_rowset_payload_size_mb=16"]
     cfg = load_config(argv, env)
-    assert not EMULATOR_ONLY_PROPERTIES.keys() & cfg.properties.keys()
+    assert not ROWSET_MODE_PROPERTIES.keys() & cfg.properties.keys()
 
 
 def test_a_dns_name_starting_with_127_is_not_loopback(emulator_profile):
@@ -310,14 +310,15 @@ def test_a_dns_name_starting_with_127_is_not_loopback(emulator_profile):
 def test_sdk_logs_default_to_warn_on_stderr_unless_set(emulator_profile):
     cfg = load_config(ACCOUNT, NO_ORDINAL)
     env: dict[str, str] = {"SSL_CERT_FILE": "/etc/ssl/corp.pem"}
-    prepare_sdk_environment(cfg, env)
+    prepare_sdk_environment(cfg.ssl_cert_file, env)
     assert env == {
         "SS_LOG_LEVEL": "warn",
         "SS_LOG_TARGET": "stderr",
         "SSL_CERT_FILE": "/etc/ssl/corp.pem",  # a real account: the usual trust store
     }
     env = {"SS_LOG_LEVEL": "debug"}
-    prepare_sdk_environment(load_config(["--profile", str(emulator_profile)], NO_ORDINAL), env)
+    cfg = load_config(["--profile", str(emulator_profile)], NO_ORDINAL)
+    prepare_sdk_environment(cfg.ssl_cert_file, env)
     assert env["SS_LOG_LEVEL"] == "debug"
     assert env["SSL_CERT_FILE"].endswith("ca.pem")  # the emulator's CA
 

@@ -372,8 +372,8 @@ class _FakeSession:
 
 def fake_worker(argv: list[str], factory) -> Any:
     """A Worker whose sessions come from ``factory(cfg, generation, append_mode)``."""
-    from elastic_channels.k8s_worker import Worker
-    from elastic_channels.worker_config import load_config
+    from elastic_channels.worker.config import load_config
+    from elastic_channels.worker.worker import Worker
 
     cfg = load_config(argv, {"HOSTNAME": "laptop"})
     return Worker(cfg, out=io.StringIO(), session_factory=factory)

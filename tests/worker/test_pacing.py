@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elastic_channels.pacing import Pacer
+from elastic_channels.worker.pacing import Pacer
 
 
 class FakeClock:

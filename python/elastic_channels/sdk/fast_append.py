@@ -38,7 +38,7 @@ from typing import Any, Callable, Literal
 
 import msgspec
 
-log = logging.getLogger("elastic_channels.fast_append")
+log = logging.getLogger("elastic_channels.sdk")
 
 #: SDK versions whose private append path this module was tested against.
 TESTED_SDK_VERSIONS = frozenset({"1.9.1"})

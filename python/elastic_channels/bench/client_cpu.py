@@ -5,8 +5,7 @@ target rate, paced, for the given duration, and throws them away: no Snowflake, 
 network. It reports per worker and in total the achieved MB/s and rows/s, the CPU
 the process used (as % of one core and as CPU-seconds per GB) and its peak RSS.
 
-    python -m elastic_channels.benchmark_client_cpu --workers 1 --aggregate-mbps 100 \\
-        --duration-seconds 10
+    elastic-channels bench --workers 1 --target-bps 100e6 --duration-seconds 10
 
 MB is 10**6 bytes throughout.
 """
@@ -22,14 +21,13 @@ import sys
 import time
 from typing import Any
 
-from elastic_channels import text_table
-from elastic_channels.cli_help import DefaultsHelpFormatter
-from elastic_channels.encoding import make_generator, select_backend
-from elastic_channels.metrics import peak_rss_mib
-from elastic_channels.pacing import Pacer
-from elastic_channels.worker_config import default_run_id
+from ..fleet import text_table
+from ..measures import MB, peak_rss_mib
+from ..rows import make_generator, rows_per_batch, select_backend
+from ..worker.config import default_run_id
+from ..worker.pacing import Pacer
+from ..worker.settings import add_settings, resolve
 
-MB = 1_000_000
 PROGRESS_EVERY_S = 1.0
 
 
@@ -45,16 +43,14 @@ def run_worker(
     """Generate paced batches for ``duration_s``; returns this worker's figures."""
     backend = select_backend(encoder)  # type: ignore[arg-type]
     gen = make_generator(run_id, worker_id, backend=backend)
-    # Size batches in rows from a probe batch, so each is ~batch_bytes.
-    probe = gen.next_batch(1000, time.time_ns() // 1000)
-    rows_per_batch = max(1, batch_bytes * 1000 // len(probe))
+    n_rows = rows_per_batch(gen, batch_bytes, time.time_ns() // 1000)
     pacer = Pacer(rate_bps)
     rows = nbytes = 0
     cpu0 = time.process_time()
     start = last_report = time.monotonic()
     deadline = start + duration_s
     while True:
-        batch = gen.next_batch(rows_per_batch, time.time_ns() // 1000)
+        batch = gen.next_batch(n_rows, time.time_ns() // 1000)
         pacer.acquire(len(batch))
         now = time.monotonic()
         if now >= deadline:
@@ -107,7 +103,7 @@ SUMMARY_COLUMNS = [
 def run(args: argparse.Namespace) -> dict[str, Any]:
     ctx = mp.get_context("spawn")  # never fork: the Snowpipe SDK starts threads
     progress, results = ctx.Queue(), ctx.Queue()
-    rate = args.aggregate_mbps * MB / args.workers
+    rate = args.target_bps
     procs = [
         ctx.Process(
             target=_child,
@@ -177,43 +173,44 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     return {
         "run_id": args.run_id,
-        "target_mb_per_s": args.aggregate_mbps,
+        "target_mb_per_s": round(args.target_bps * args.workers / MB, 3),
         "workers": done,
         "total": total,
     }
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m elastic_channels.benchmark_client_cpu",
-        description=__doc__.split("\n\n")[0] + " No Snowflake needed.",
-        formatter_class=DefaultsHelpFormatter,
-    )
-    p.add_argument("--workers", type=int, default=1, help="worker processes to spawn")
+#: The worker settings the benchmark shares (same flags, units and defaults).
+SHARED_SETTINGS = ("run_id", "target_bps", "duration_seconds", "batch_bytes", "encoder")
+DESCRIPTION = (
+    "Client-only benchmark: what generating and encoding the rows costs a worker, with no "
+    "SDK, no server and no Snowflake. Spawns N worker processes; each generates NDJSON "
+    "batches at --target-bps for --duration-seconds and throws them away. Reports per "
+    "worker and in total MB/s, rows/s, CPU (% of a core and CPU-s per GB) and peak RSS."
+)
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    add_settings(p, SHARED_SETTINGS)
     p.add_argument(
-        "--aggregate-mbps",
-        type=float,
-        default=100.0,
-        help="target MB/s (10**6 bytes) for all workers together, split evenly",
+        "--worker-offset", type=int, default=0, help="WORKER_ID of the first worker (default: 0)"
     )
-    p.add_argument("--duration-seconds", type=float, default=10.0, help="how long to run")
-    p.add_argument(
-        "--encoder",
-        choices=["native", "python"],
-        default=None,
-        help="force a path; default: native unless ELASTIC_FAST_JSON_ENCODE=false or "
-        "the native module is missing",
-    )
-    p.add_argument("--batch-bytes", type=int, default=1_000_000, help="approximate batch size")
-    p.add_argument("--run-id", default=default_run_id(), help="RUN_ID stamped on every row")
-    p.add_argument("--worker-offset", type=int, default=0, help="WORKER_ID of the first worker")
     p.add_argument("--json", action="store_true", help="also print one JSON line with all figures")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    args = p.parse_args(argv)
+    p.set_defaults(func=cmd_bench, parser=p)
+
+
+def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    for name in SHARED_SETTINGS:
+        try:
+            setattr(args, name, resolve(name, getattr(args, name), os.environ))
+        except ValueError as e:
+            p.error(str(e))
+    args.run_id = args.run_id or default_run_id()
     if args.workers < 1:
         p.error(f"--workers must be >= 1, got {args.workers}")
-    if not args.aggregate_mbps > 0:
-        p.error(f"--aggregate-mbps must be > 0, got {args.aggregate_mbps}")
+    if not args.target_bps > 0:
+        p.error(f"--target-bps must be > 0, got {args.target_bps}")
     if not args.duration_seconds > 0:
         p.error(f"--duration-seconds must be > 0, got {args.duration_seconds}")
     if args.batch_bytes < 1000:
@@ -221,13 +218,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
+def cmd_bench(args: argparse.Namespace) -> int:
     import logging
 
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(message)s")
-    args = parse_args(argv)
+    args = _checked(args.parser, args)
     print(
-        f"benchmark: {args.workers} worker(s), {args.aggregate_mbps:g} MB/s total, "
+        f"benchmark: {args.workers} worker(s) x {args.target_bps / MB:g} MB/s, "
         f"{args.duration_seconds:g} s, run id {args.run_id}",
         file=sys.stderr,
     )
@@ -236,7 +233,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

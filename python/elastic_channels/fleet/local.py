@@ -1,0 +1,121 @@
+"""Run N workers as local processes and follow their JSON lines."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .report import aggregate_window, format_window
+
+
+@dataclass
+class WorkerProc:
+    worker_id: int
+    proc: subprocess.Popen
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+    stderr_tail: list[str] = field(default_factory=list)
+
+
+def _pump(wp: WorkerProc, lines: queue.Queue) -> None:
+    assert wp.proc.stdout is not None
+    for raw in wp.proc.stdout:
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # not ours (the SDK may log to stdout if told to)
+        lines.put((wp.worker_id, record))
+
+
+def _tail_stderr(wp: WorkerProc, echo: TextIO | None) -> None:
+    assert wp.proc.stderr is not None
+    for raw in wp.proc.stderr:
+        wp.stderr_tail = [*wp.stderr_tail[-19:], raw.rstrip()]
+        if echo is not None and ("error" in raw.lower() or "channel lost" in raw):
+            print(f"  worker {wp.worker_id}: {raw.rstrip()}", file=echo, flush=True)
+
+
+def start_workers(
+    n: int, common_args: list[str], env: dict[str, str], first_worker_id: int = 0
+) -> list[WorkerProc]:
+    procs = []
+    for w in range(first_worker_id, first_worker_id + n):
+        cmd = [sys.executable, "-m", "elastic_channels.worker", "--worker-id", str(w)]
+        proc = subprocess.Popen(
+            cmd + common_args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        procs.append(WorkerProc(w, proc))
+    return procs
+
+
+def watch(
+    workers: list[WorkerProc], progress: TextIO | None, deadline: float
+) -> list[dict[str, Any]]:
+    """Collect every worker's output until all exit; print fleet-wide windows."""
+    lines: queue.Queue = queue.Queue()
+    threads = []
+    for wp in workers:
+        for fn, args in ((_pump, (wp, lines)), (_tail_stderr, (wp, progress))):
+            t = threading.Thread(target=fn, args=args, daemon=True)
+            t.start()
+            threads.append(t)
+    by_index: dict[int, list[dict[str, Any]]] = {}
+    fleet: list[dict[str, Any]] = []
+    t0 = time.time()
+    interrupted = False
+
+    def on_signal(signum: int, _frame: object) -> None:
+        nonlocal interrupted
+        interrupted = True
+        for wp in workers:
+            if wp.proc.poll() is None:
+                wp.proc.send_signal(signal.SIGTERM)
+        if progress is not None:
+            print("interrupted: workers are draining their acks", file=progress, flush=True)
+
+    previous = signal.signal(signal.SIGINT, on_signal)
+    try:
+        while any(wp.proc.poll() is None for wp in workers) or not lines.empty():
+            try:
+                worker_id, record = lines.get(timeout=0.2)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    for wp in workers:
+                        if wp.proc.poll() is None:
+                            wp.proc.kill()
+                continue
+            wp = next(w for w in workers if w.worker_id == worker_id)
+            if record.get("type") == "summary":
+                wp.summary = record
+            elif record.get("type") == "window":
+                wp.windows.append(record)
+                k = len(wp.windows) - 1
+                by_index.setdefault(k, []).append(record)
+                alive = sum(1 for w in workers if w.summary is None)
+                if len(by_index[k]) >= max(alive, 1):
+                    agg = aggregate_window(by_index.pop(k))
+                    agg["t"] = round(agg["end"] - t0, 1)
+                    fleet.append(agg)
+                    if progress is not None:
+                        print(format_window(agg), file=progress, flush=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    for t in threads:
+        t.join(timeout=5)
+    for wp in workers:
+        wp.proc.wait(timeout=30)
+    return fleet

@@ -1,0 +1,183 @@
+"""``elastic-channels run``: N local worker processes, watched, and what landed checked.
+
+With no Snowflake configuration (no --profile, no SNOWFLAKE_ACCOUNT) the embedded
+emulator is started in this process and the workers ingest into it; afterwards every
+generated TXID is looked up in its table to count what landed, what landed twice and
+what was lost, and the ingest-to-visible latency is read off the landed rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..worker.config import default_run_id
+from ..worker.settings import add_settings, flag_args, resolve
+from . import local, report
+from .verify import verify_landed
+
+DEFAULT_HOME = Path(".elastic-channels")
+#: The worker settings ``run`` takes itself and hands on to every worker.
+SHARED_SETTINGS = (
+    "run_id", "target_bps", "duration_seconds", "batch_bytes", "window_seconds",
+    "profile", "database", "schema", "pipe",
+)  # fmt: skip
+
+DESCRIPTION = (
+    "Run N worker processes, each one SDK client + one elastic channel, at a target rate "
+    "for a fixed time. Prints fleet-wide MB/s, rows/s and ack latency per window, then a "
+    "summary table; against the embedded emulator (the default when no account is "
+    "configured) it also counts rows landed, duplicates and lost, and the "
+    "ingest-to-visible latency."
+)
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    add_settings(p, SHARED_SETTINGS)
+    local_args = p.add_argument_group("this command")
+    local_args.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_HOME / "emulator",
+        help="the embedded emulator's data, kept so the table can be queried afterwards "
+        "(default: %(default)s)",
+    )
+    local_args.add_argument(
+        "--chart",
+        type=Path,
+        default=None,
+        help="PNG chart of throughput and ack latency (default: .elastic-channels/RUN_ID.png)",
+    )
+    local_args.add_argument(
+        "--json", action="store_true", help="print one final JSON line with it all"
+    )
+    local_args.add_argument(
+        "--worker-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="pass ARG to every worker (repeatable), e.g. --worker-arg=--append-mode=raw",
+    )
+    p.set_defaults(func=cmd_run)
+
+
+def _values(args: argparse.Namespace) -> dict[str, Any]:
+    env = os.environ
+    values = {name: resolve(name, getattr(args, name), env) for name in SHARED_SETTINGS}
+    values["run_id"] = values["run_id"] or default_run_id()
+    return values
+
+
+def _problem(args: argparse.Namespace, v: dict[str, Any]) -> str | None:
+    if args.workers < 1:
+        return f"--workers must be >= 1, got {args.workers}"
+    if not v["target_bps"] > 0:
+        return f"--target-bps must be > 0, got {v['target_bps']}"
+    if not v["duration_seconds"] > 0:
+        return f"--duration-seconds must be > 0, got {v['duration_seconds']}"
+    return None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    try:
+        v = _values(args)
+    except ValueError as e:
+        print(f"elastic-channels run: error: {e}", file=sys.stderr)
+        return 2
+    error = _problem(args, v)
+    if error:
+        print(f"elastic-channels run: error: {error}", file=sys.stderr)
+        return 2
+    run_id = v["run_id"]
+    real = bool(v["profile"] or os.environ.get("SNOWFLAKE_ACCOUNT"))
+    emu = None
+    if real:
+        common = flag_args(v)
+        target = "Snowflake"
+    else:
+        from ..emulator import Emulator, EmulatorConfig
+
+        emu = Emulator(EmulatorConfig(data_dir=args.data_dir, append_buffer_ms=100)).start()
+        info_file = args.data_dir / "info.json"
+        write_info(info_file, emu.info())
+        common = flag_args({**v, "profile": str(info_file)})
+        target = f"the embedded emulator at {emu.url} (data in {args.data_dir})"
+    common += args.worker_arg
+    print(
+        f"run {run_id}: {args.workers} worker(s) x {v['target_bps'] / 1e6:g} MB/s for "
+        f"{v['duration_seconds']:g} s into {target}",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        workers = local.start_workers(args.workers, common, dict(os.environ))
+        deadline = time.monotonic() + v["duration_seconds"] + 300
+        fleet = local.watch(workers, sys.stderr, deadline)
+        summaries = [wp.summary for wp in workers if wp.summary]
+        for wp in workers:
+            if wp.summary is None:
+                print(
+                    f"worker {wp.worker_id} exited {wp.proc.returncode} without a summary:\n  "
+                    + "\n  ".join(wp.stderr_tail[-10:]),
+                    file=sys.stderr,
+                )
+        totals = report.fleet_totals(summaries)
+        landed = verify_landed(emu, run_id, summaries) if emu is not None else None
+    finally:
+        if emu is not None:
+            emu.stop()
+    print(report.summary_table(summaries, totals))
+    if landed is not None:
+        print(
+            f"\nlanded {landed['rows_landed']:,} rows of {landed['rows_expected']:,} generated: "
+            f"{landed['duplicates']:,} duplicates, {landed['lost']:,} lost; ingest-to-visible "
+            f"p50 {landed['visible_p50_ms']} ms, p99 {landed['visible_p99_ms']} ms"
+        )
+        print(
+            f"query it: elastic-channels emulator query --data-dir {args.data_dir} "
+            f"\"SELECT RESORT, sum(AMOUNT) FROM RESORT_SALES WHERE RUN_ID = '{run_id}' "
+            'GROUP BY 1 ORDER BY 2 DESC LIMIT 5"'
+        )
+    chart = args.chart or DEFAULT_HOME / f"{run_id}.png"
+    print(_write_chart(chart, fleet, run_id), file=sys.stderr)
+    failed = [wp.worker_id for wp in workers if wp.proc.returncode != 0]
+    result: dict[str, Any] = {
+        "run_id": run_id,
+        "workers": args.workers,
+        "target_bps": v["target_bps"],
+        "totals": totals,
+        "landed": landed,
+        "windows": fleet,
+        "worker_summaries": summaries,
+        "failed_workers": failed,
+        "chart": str(chart) if chart.exists() else None,
+    }
+    if args.json:
+        print(json.dumps(result))
+    ok = not failed and len(summaries) == args.workers and (landed is None or landed["lost"] == 0)
+    return 0 if ok else 1
+
+
+def _write_chart(path: Path, fleet: list[dict[str, Any]], run_id: str) -> str:
+    try:
+        from .chart import write_chart
+    except ImportError as e:
+        return f"no chart: {e} (pip install '.[chart]' in a checkout)"
+    if not fleet:
+        return "no chart: no complete window was reported"
+    write_chart(path, fleet, run_id)
+    return f"chart: {path}"
+
+
+def write_info(path: Path, info: dict[str, Any]) -> None:
+    """The emulator's connection info for the workers, readable by this user only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(info, f)

@@ -1,0 +1,36 @@
+"""Units and small measurements every part reports in: MB, percentiles, memory."""
+
+from __future__ import annotations
+
+import math
+import resource
+
+#: Megabyte, as every rate here is reported (MB/s of uncompressed NDJSON).
+MB = 1_000_000
+
+
+def percentile(sorted_values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile of an ascending list, or None when empty."""
+    if not sorted_values:
+        return None
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def ms(seconds: float | None) -> float | None:
+    """Seconds as milliseconds, rounded to 0.1 ms (None stays None)."""
+    return None if seconds is None else round(seconds * 1e3, 1)
+
+
+def rss_mib() -> float:
+    """Current resident set size (Linux /proc), else the peak."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * resource.getpagesize() / 2**20
+    except (OSError, IndexError, ValueError):
+        return peak_rss_mib()
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux

@@ -1,0 +1,96 @@
+"""``elastic-channels setup``: create the Snowflake objects, or print their SQL."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from .connection import connection_params, execute
+from .ddl import METRICS_TABLE, PIPE, TABLE, SetupError, render, statements
+
+DESCRIPTION = (
+    f"Create {TABLE} (typed, one column per field of the model), {PIPE} "
+    f"(MATCH_BY_COLUMN_NAME = CASE_SENSITIVE) and {METRICS_TABLE}. Idempotent: every "
+    "statement is CREATE ... IF NOT EXISTS."
+)
+EPILOG = (
+    "Without --print, credentials are required: --account, --user and a key "
+    "(--private-key-file, SNOWFLAKE_PRIVATE_KEY, or --profile). Executing needs "
+    "snowflake-connector-python (pip install '.[setup]' in a checkout)."
+)
+
+
+def build_parser(prog: str = "elastic-channels setup") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EPILOG)
+    configure_parser(p)
+    return p
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    p.add_argument(
+        "--print",
+        dest="print_only",
+        action="store_true",
+        help="print the SQL and exit, connecting to nothing",
+    )
+    p.add_argument("--database", default=env("SNOWFLAKE_DATABASE"), help="[SNOWFLAKE_DATABASE]")
+    p.add_argument(
+        "--schema", default=env("SNOWFLAKE_SCHEMA", "PUBLIC"), help="[SNOWFLAKE_SCHEMA, PUBLIC]"
+    )
+    p.add_argument("--pipe", default=env("SNOWFLAKE_PIPE", PIPE), help=f"[SNOWFLAKE_PIPE, {PIPE}]")
+    p.add_argument("--table", default=TABLE, help=f"landing table [{TABLE}]")
+    p.add_argument("--metrics-table", default=METRICS_TABLE, help=f"[{METRICS_TABLE}]")
+    p.add_argument(
+        "--no-create-database",
+        action="store_true",
+        help="do not CREATE DATABASE/SCHEMA IF NOT EXISTS (they must exist already)",
+    )
+    p.add_argument("--account", default=env("SNOWFLAKE_ACCOUNT"), help="[SNOWFLAKE_ACCOUNT]")
+    p.add_argument("--user", default=env("SNOWFLAKE_USER"), help="[SNOWFLAKE_USER]")
+    p.add_argument("--role", default=env("SNOWFLAKE_ROLE"), help="[SNOWFLAKE_ROLE]")
+    p.add_argument("--warehouse", default=env("SNOWFLAKE_WAREHOUSE"), help="[SNOWFLAKE_WAREHOUSE]")
+    p.add_argument(
+        "--private-key-file",
+        default=env("SNOWFLAKE_PRIVATE_KEY_FILE"),
+        help="PKCS#8 PEM key [SNOWFLAKE_PRIVATE_KEY_FILE; or SNOWFLAKE_PRIVATE_KEY with the PEM "
+        "text; SNOWFLAKE_PRIVATE_KEY_PWD if encrypted]",
+    )
+    p.add_argument(
+        "--profile", help="an SDK profile JSON (account, user, private_key, role) for credentials"
+    )
+    p.set_defaults(func=cmd_setup)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return cmd_setup(build_parser().parse_args(argv))
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    try:
+        if not args.database:
+            raise SetupError("--database (or SNOWFLAKE_DATABASE) is required")
+        stmts = statements(
+            args.database,
+            args.schema,
+            create_database=not args.no_create_database,
+            table=args.table,
+            pipe=args.pipe,
+            metrics_table=args.metrics_table,
+        )
+        if args.print_only:
+            sys.stdout.write(render(stmts))
+            return 0
+        params = connection_params(args)
+        if params is None:
+            raise SetupError(
+                "no credentials: give --account/--user/--private-key-file (or the "
+                "SNOWFLAKE_* variables, or --profile) to execute, or --print to see the SQL"
+            )
+        execute(stmts, params)
+    except SetupError as e:
+        print(f"setup: error: {e}", file=sys.stderr)
+        return 2
+    return 0

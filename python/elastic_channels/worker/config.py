@@ -1,0 +1,253 @@
+"""The worker's configuration: command-line flags over environment over defaults."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import re
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model import PIPE_NAME
+from ..rows import check_generator_args
+from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S, ROWSET_MODE_PROPERTIES
+from .settings import ConfigError, add_settings, resolve
+
+__all__ = ["ConfigError", "WorkerConfig", "build_parser", "load_config", "worker_id_from_env"]
+
+DESCRIPTION = (
+    "One worker: generate resort sales at a target rate for a fixed time and stream them "
+    "into Snowflake through one Snowpipe Streaming elastic channel. Prints one JSON line "
+    "per window and a summary line; exits 0 only if every row was acked. Flags win over "
+    "environment variables (named in brackets)."
+)
+
+
+@dataclass
+class WorkerConfig:
+    run_id: str
+    worker_id: int
+    target_bps: float
+    duration_s: float
+    batch_bytes: int
+    database: str
+    schema: str
+    pipe: str
+    properties: dict[str, Any]
+    profile_path: str | None = None
+    window_s: float = 5.0
+    max_inflight_bytes: int = 96_000_000
+    sleep_quantum_s: float = 0.25
+    drain_timeout_s: float = 60.0
+    connect_timeout_s: float = 120.0
+    retry_backoff_s: int = DEFAULT_RETRY_BACKOFF_S
+    #: A batch unacked this long means its ack was lost: reopen and resend.
+    ack_timeout_s: float = 90.0
+    encoder: str | None = None
+    append_mode: str | None = None
+    ssl_cert_file: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_loopback(self) -> bool:
+        host = str(self.properties.get("host", "")).strip("[]")
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:  # a DNS name other than localhost
+            return False
+
+
+def default_run_id() -> str:
+    return time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
+
+
+def worker_id_from_env(environ: Mapping[str, str]) -> int | None:
+    """WORKER_ID, else JOB_COMPLETION_INDEX, else the ordinal of a pod name like web-3."""
+    for var in ("WORKER_ID", "JOB_COMPLETION_INDEX"):
+        value = environ.get(var)
+        if value not in (None, ""):
+            try:
+                return int(value)  # type: ignore[arg-type]
+            except ValueError:
+                raise ConfigError(f"{var} must be an integer, got {value!r}") from None
+    host = environ.get("HOSTNAME") or socket.gethostname()
+    m = re.search(r"-(\d+)$", host)
+    return int(m.group(1)) if m else None
+
+
+def build_parser(prog: str = "elastic-channels worker") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    configure_parser(p)
+    return p
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--worker-id",
+        type=int,
+        help="this worker's id [WORKER_ID, else JOB_COMPLETION_INDEX, else the pod ordinal]",
+    )
+    add_settings(p)
+    p.add_argument(
+        "--sdk-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra SDK client property, repeatable [SNOWPIPE_SDK_PROPERTIES as a JSON object]",
+    )
+
+
+def _load_profile(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(properties, target) from an SDK profile or an emulator info file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ConfigError(f"--profile {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"--profile {path}: not JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--profile {path}: expected a JSON object")
+    if "properties" in data and isinstance(data["properties"], dict):  # emulator info file
+        target = {k: data[k] for k in ("database", "schema", "pipe", "ssl_cert_file") if k in data}
+        return dict(data["properties"]), target
+    return data, {}
+
+
+def _properties(a: argparse.Namespace, env: Mapping[str, str]) -> tuple[dict, dict, str | None]:
+    """(SDK client properties, the emulator's target if a profile named one, profile)."""
+    props: dict[str, Any] = {}
+    target: dict[str, Any] = {}
+    profile = resolve("profile", a.profile, env)
+    if profile:
+        props, target = _load_profile(profile)
+    for key in ("account", "user", "role", "private_key_file", "host", "port"):
+        value = resolve(key, getattr(a, key), env)
+        if value is not None:
+            props[key] = value
+    if env.get("SNOWFLAKE_PRIVATE_KEY"):
+        props["private_key"] = env["SNOWFLAKE_PRIVATE_KEY"]
+    extra_json = env.get("SNOWPIPE_SDK_PROPERTIES")
+    if extra_json:
+        try:
+            extra = json.loads(extra_json)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"SNOWPIPE_SDK_PROPERTIES is not JSON: {e}") from None
+        if not isinstance(extra, dict):
+            raise ConfigError("SNOWPIPE_SDK_PROPERTIES must be a JSON object")
+        props.update(extra)
+    for item in a.sdk_property:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--sdk-property expects KEY=VALUE, got {item!r}")
+        props[key] = value
+    if "account" not in props:
+        raise ConfigError(
+            "no Snowflake connection: give --profile, or --account/--user/--private-key-file "
+            "(or SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_PRIVATE_KEY_FILE)"
+        )
+    if "private_key_file" in props and "private_key" not in props:
+        key_path = Path(str(props.pop("private_key_file")))
+        try:
+            props["private_key"] = key_path.read_text()
+        except OSError as e:
+            raise ConfigError(f"private key file {key_path}: {e.strerror}") from None
+    if a.retry_backoff_seconds is not None:  # the flag wins over profile and environment
+        props["data_retry_total_backoff_seconds"] = a.retry_backoff_seconds
+    props.setdefault("data_retry_total_backoff_seconds", DEFAULT_RETRY_BACKOFF_S)
+    return props, target, profile
+
+
+def load_config(
+    argv: list[str] | None = None, environ: Mapping[str, str] | None = None
+) -> WorkerConfig:
+    env = dict(os.environ if environ is None else environ)
+    a = build_parser().parse_args(argv)
+    props, target, profile = _properties(a, env)
+    try:
+        retry_backoff_s = int(props["data_retry_total_backoff_seconds"])
+    except (TypeError, ValueError):
+        raise ConfigError(
+            "data_retry_total_backoff_seconds must be an integer, got "
+            f"{props['data_retry_total_backoff_seconds']!r}"
+        ) from None
+
+    def get(name: str) -> Any:
+        return resolve(name, getattr(a, name), env)
+
+    worker_id = a.worker_id if a.worker_id is not None else worker_id_from_env(env)
+    ack_timeout = get("ack_timeout_seconds")
+    cfg = WorkerConfig(
+        run_id=get("run_id") or default_run_id(),
+        worker_id=0 if worker_id is None else worker_id,
+        target_bps=get("target_bps"),
+        duration_s=get("duration_seconds"),
+        batch_bytes=get("batch_bytes"),
+        database=get("database") or target.get("database", ""),
+        schema=get("schema") or target.get("schema", ""),
+        pipe=get("pipe") or target.get("pipe", PIPE_NAME),
+        properties=props,
+        profile_path=profile,
+        window_s=get("window_seconds"),
+        max_inflight_bytes=get("max_inflight_bytes"),
+        sleep_quantum_s=get("sleep_quantum_ms") / 1000,
+        drain_timeout_s=get("drain_timeout_seconds"),
+        connect_timeout_s=get("connect_timeout_seconds"),
+        retry_backoff_s=retry_backoff_s,
+        ack_timeout_s=ack_timeout if ack_timeout is not None else retry_backoff_s + 60,
+        encoder=get("encoder"),
+        append_mode=get("append_mode"),
+        ssl_cert_file=target.get("ssl_cert_file"),
+    )
+    _validate(cfg)
+    if not cfg.is_loopback:
+        for key in ROWSET_MODE_PROPERTIES:
+            cfg.properties.pop(key, None)
+    return cfg
+
+
+def _validate(cfg: WorkerConfig) -> None:
+    checks = [
+        (cfg.target_bps > 0, f"--target-bps (TARGET_BPS) must be > 0, got {cfg.target_bps}"),
+        (
+            cfg.duration_s > 0,
+            f"--duration-seconds (DURATION_SECONDS) must be > 0, got {cfg.duration_s}",
+        ),
+        (
+            cfg.batch_bytes >= 1000,
+            f"--batch-bytes (BATCH_BYTES) must be >= 1000, got {cfg.batch_bytes}",
+        ),
+        (cfg.window_s > 0, f"--window-seconds must be > 0, got {cfg.window_s}"),
+        (
+            0 <= cfg.sleep_quantum_s <= 1,
+            f"--sleep-quantum-ms must be between 0 and 1000, got {cfg.sleep_quantum_s * 1000:g}",
+        ),
+        (
+            cfg.max_inflight_bytes >= cfg.batch_bytes,
+            f"--max-inflight-bytes ({cfg.max_inflight_bytes}) must be >= --batch-bytes "
+            f"({cfg.batch_bytes})",
+        ),
+        (cfg.worker_id >= 0, f"--worker-id (WORKER_ID) must be >= 0, got {cfg.worker_id}"),
+        (bool(cfg.database), "no database: give --database or SNOWFLAKE_DATABASE"),
+        (bool(cfg.schema), "no schema: give --schema or SNOWFLAKE_SCHEMA"),
+        (cfg.retry_backoff_s > 0, "--retry-backoff-seconds must be > 0"),
+        (cfg.ack_timeout_s > 0, f"--ack-timeout-seconds must be > 0, got {cfg.ack_timeout_s:g}"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(message)
+    try:  # the generator's own limits (run id length and text, worker id range)
+        check_generator_args(cfg.run_id, cfg.worker_id)
+    except (TypeError, ValueError) as e:  # UnicodeEncodeError is a ValueError
+        names = {"run_id": "--run-id (RUN_ID)", "worker_id": "--worker-id (WORKER_ID)"}
+        text = str(e)
+        for arg, flag in names.items():
+            text = text.replace(arg, flag, 1) if arg in text else text
+        raise ConfigError(text) from None

@@ -1,0 +1,83 @@
+"""The worker's run: open the channel, send paced batches until the deadline, drain."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..sdk.session import ConnectError
+from .meter import Meter
+from .pacing import Pacer
+
+if TYPE_CHECKING:
+    from .worker import Worker
+
+
+def run_worker(w: Worker) -> dict[str, Any]:
+    cfg = w.cfg
+    rows_per_batch = w.source.rows_per_batch()
+    try:
+        w.channel.open(lambda: w._stopping)
+    except ConnectError as e:
+        print(f"worker {cfg.worker_id}: {e}", file=sys.stderr)
+        summary = w.summary(0, error=str(e))
+        w._emit(summary)
+        return summary
+    pacer = Pacer(cfg.target_bps, sleep_quantum=cfg.sleep_quantum_s)
+    w.meter = Meter(cfg.window_s)  # the run starts once the channel is open
+    deadline = w.meter.totals.start_mono + cfg.duration_s
+    expected = cfg.batch_bytes
+    loop_t0 = time.thread_time()
+    while not w._stopping and time.monotonic() < deadline:
+        w._tend()
+        if w.channel.dead is not None:
+            w._recover(deadline)
+        while (
+            w.ledger.in_flight_bytes + expected > cfg.max_inflight_bytes
+            and not w._stopping
+            and w.channel.dead is None
+            and time.monotonic() < deadline
+        ):
+            w._wait_for_acks(0.05)
+        if w._stopping or time.monotonic() >= deadline:
+            break  # the wait for room ran into a signal or the end
+        # Make a batch and hand it over at once, while its bytes are still in cache
+        # for the SDK's copy; then wait out its slot (the long-run rate is the same).
+        batch, payload = w.source.next(rows_per_batch, w.ledger)
+        w.meter.record_sent(batch.n_rows, batch.nbytes)
+        if w.channel.dead is None:
+            w._append(batch, payload)
+        del payload
+        expected = batch.nbytes
+        # Book this batch's slot and wait it out (only once a quantum ahead, so
+        # batches go in short bursts). Acks do not cut the sleep short: they are
+        # timestamped as they come, and every wake-up costs CPU. A signal is seen
+        # within 0.5 s.
+        w._sleep_until(time.monotonic() + pacer.delay(batch.nbytes))
+        if pacer.booked_until >= deadline:
+            # All the bytes due by the deadline are out (the quantum lets the
+            # schedule run ahead): wait for the deadline itself, so a run lasts as
+            # long as asked and averages the target even when it is short.
+            w._sleep_until(deadline)
+            break
+    w.meter.end_mono = time.monotonic()
+    drain(w, time.monotonic() + cfg.drain_timeout_s)
+    if not w.meter.window.is_empty():
+        w._emit_window()
+    w.loop_cpu_s = time.thread_time() - loop_t0
+    unacked = w.ledger.unacked_rows()
+    summary = w.summary(unacked)
+    w.channel.close(0 if unacked else 10)
+    w._emit(summary)
+    return summary
+
+
+def drain(w: Worker, deadline: float) -> None:
+    """Wait for every outstanding ack, resending on a new channel if need be."""
+    while len(w.ledger) and time.monotonic() < deadline:
+        if w.channel.dead is not None:
+            w._recover(deadline)
+            continue
+        w._wait_for_acks(min(0.1, max(0.0, deadline - time.monotonic())))
+    w._take_acks()

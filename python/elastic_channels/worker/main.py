@@ -1,0 +1,39 @@
+"""``elastic-channels worker``: one worker process (also the fleet image's entrypoint,
+as ``python -m elastic_channels.worker`` or ``python -m elastic_channels.k8s_worker``)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+
+from ..sdk.session import prepare_sdk_environment
+from .config import ConfigError, load_config
+from .worker import Worker
+
+
+def main(argv: list[str] | None = None, prog: str = "elastic-channels worker") -> int:
+    logging.basicConfig(
+        level=os.environ.get("LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        cfg = load_config(argv)
+    except ConfigError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    prepare_sdk_environment(cfg.ssl_cert_file)
+    worker = Worker(cfg)
+    signal.signal(signal.SIGTERM, worker.request_stop)
+    signal.signal(signal.SIGINT, worker.request_stop)
+    summary = worker.run()
+    code = 0 if summary["unacked_rows"] == 0 and "error" not in summary else 1
+    if worker.stuck_connect:
+        # An SDK thread is still inside its connect retries and would hold up the
+        # interpreter's exit; everything worth keeping is already written.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
