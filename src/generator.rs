@@ -192,6 +192,12 @@ impl ResortGenerator {
         Ok(())
     }
 
+    /// The length of `next_batch(n, sale_time_us)`, checked as it checks, without
+    /// writing the rows or advancing `seq`.
+    pub fn batch_len(&self, n: u64, sale_time_us: i64) -> Result<usize, GenError> {
+        self.plan(n, sale_time_us).map(|plan| plan.len())
+    }
+
     /// The next `n` rows stamped `sale_time_us`, as NDJSON.
     pub fn next_batch(&mut self, n: u64, sale_time_us: i64) -> Result<Vec<u8>, GenError> {
         let plan = self.plan(n, sale_time_us)?;
@@ -233,6 +239,56 @@ mod tests {
         assert!(lines
             .iter()
             .all(|l| l.ends_with(",\"RUN_ID\":\"run-\\\"x\\\"\\n\",\"WORKER_ID\":17}")));
+    }
+
+    #[test]
+    fn batch_len_is_the_batch_length_and_consumes_nothing() {
+        // Digit-count boundaries (9 -> 10, 999_999 -> 1_000_000, MAX_SEQ), table
+        // wrap-around (n past TABLE_LENGTH), escaped and multi-byte run ids.
+        let table = TABLE_LENGTH as u64;
+        let cases: &[(&str, u64, u64, u64)] = &[
+            ("r", 0, 0, 0),
+            ("r", 0, 0, 1),
+            ("run-20261130-024406", 17, 5, 10),
+            (
+                "q\"\\\u{0}\u{1f}\u{7f} é 😀 \u{2028}",
+                MAX_WORKER_ID,
+                999_990,
+                20,
+            ),
+            ("", 1, 8, table - 1),
+            ("r", 999, 123, 2 * table + 7),
+            ("r", 2, MAX_SEQ - 20_000, 20_001),
+        ];
+        for &(run_id, worker_id, start_seq, n) in cases {
+            for &t in &[0, -1, T, crate::tables::MAX_SALE_TIME_US] {
+                let mut g = ResortGenerator::new(run_id, worker_id, start_seq).unwrap();
+                let predicted = g.batch_len(n, t).unwrap();
+                assert_eq!(g.seq(), start_seq);
+                let out = g.next_batch(n, t).unwrap();
+                assert_eq!(
+                    predicted,
+                    out.len(),
+                    "{run_id:?} {worker_id} {start_seq} {n} {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn batch_len_refuses_what_next_batch_refuses() {
+        let g = ResortGenerator::new("r", 0, MAX_SEQ - 1).unwrap();
+        for (n, t) in [
+            (MAX_BATCH_ROWS + 1, T),
+            (1, crate::tables::MAX_SALE_TIME_US + 1),
+            (1, crate::tables::MIN_SALE_TIME_US - 1),
+            (3, T),
+        ] {
+            let mut fresh = g.clone();
+            let want = fresh.next_batch(n, t).unwrap_err();
+            assert_eq!(g.batch_len(n, t).unwrap_err(), want, "n={n} t={t}");
+        }
+        assert_eq!(g.seq(), MAX_SEQ - 1);
     }
 
     #[test]

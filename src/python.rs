@@ -73,6 +73,20 @@ fn run_id_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, st
     }
 }
 
+/// `next_batch`'s and `batch_len`'s arguments, checked in the Python path's order:
+/// `n`, then `sale_time_us`.
+fn batch_args(n: &Bound<'_, PyAny>, sale_time_us: &Bound<'_, PyAny>) -> PyResult<(u64, i64)> {
+    let n = int_arg(n, "n", 0, tables::MAX_BATCH_ROWS.into())?;
+    let sale_time_us = int_arg(
+        sale_time_us,
+        "sale_time_us",
+        tables::MIN_SALE_TIME_US.into(),
+        tables::MAX_SALE_TIME_US.into(),
+    )?;
+    // Both fit: `int_arg` checked them against ranges inside u64 and i64.
+    Ok((n as u64, sale_time_us as i64))
+}
+
 /// A new `bytes` of `len` bytes, filled by `init`.
 ///
 /// Like `PyBytes::new_with`, minus the zero-fill: `init` writes every byte (it returns
@@ -101,8 +115,8 @@ fn new_bytes_with<'py>(
 
 /// Deterministic resort sales for one worker, generated and written as NDJSON.
 ///
-/// `next_batch` returns exactly what `elastic_channels.resort_sales.ResortGenerator`
-/// returns for the same arguments and the same prior calls.
+/// `next_batch` returns exactly what `elastic_channels.rows.ResortGenerator` returns
+/// for the same arguments and the same prior calls; `batch_len` returns its length.
 #[pyclass(module = "elastic_native._elastic_native", name = "ResortGenerator")]
 pub struct ResortGenerator {
     inner: generator::ResortGenerator,
@@ -144,18 +158,22 @@ impl ResortGenerator {
         n: &Bound<'py, PyAny>,
         sale_time_us: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let n = int_arg(n, "n", 0, tables::MAX_BATCH_ROWS.into())?;
-        let sale_time_us = int_arg(
-            sale_time_us,
-            "sale_time_us",
-            tables::MIN_SALE_TIME_US.into(),
-            tables::MAX_SALE_TIME_US.into(),
-        )?;
-        let plan = self.inner.plan(n as u64, sale_time_us as i64)?;
+        let (n, sale_time_us) = batch_args(n, sale_time_us)?;
+        let plan = self.inner.plan(n, sale_time_us)?;
         let inner = &mut self.inner;
         new_bytes_with(py, plan.len(), |buf| {
             py.detach(|| inner.write(&plan, buf)).map_err(PyErr::from)
         })
+    }
+
+    /// `len(self.next_batch(n, sale_time_us))`, with the same checks, computed without
+    /// writing the rows or advancing `seq`.
+    ///
+    /// The GIL stays held: the sizing takes constant time (a few table lookups), less
+    /// than releasing and retaking the GIL would.
+    fn batch_len(&self, n: &Bound<'_, PyAny>, sale_time_us: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let (n, sale_time_us) = batch_args(n, sale_time_us)?;
+        Ok(self.inner.batch_len(n, sale_time_us)?)
     }
 
     fn __repr__(&self) -> String {

@@ -18,3 +18,7 @@ class ResortGenerator:
 
     def next_batch(self, n: int, sale_time_us: int) -> bytes:
         """The next ``n`` rows stamped ``sale_time_us`` (Unix epoch microseconds), as NDJSON."""
+
+    def batch_len(self, n: int, sale_time_us: int) -> int:
+        """``len(self.next_batch(n, sale_time_us))``, with the same checks, computed
+        without writing the rows or advancing ``seq``."""
