@@ -1,79 +1,76 @@
 #!/usr/bin/env bash
-# Render the fleet's Kubernetes manifests (an Indexed Job + its ConfigMap) and apply
-# them with kubectl, or print them with --dry-run (no cluster needed).
+# Start a fleet run: render the Kubernetes manifests (an Indexed Job, one pod per
+# worker, and its ConfigMap) and apply them with kubectl.
 #
-#   deploy/run_job.sh RUN_ID --target-bps X --duration-seconds D --workers N \
-#       [--image IMAGE] [--namespace NS] [--dry-run] [options]
+#   deploy/run_job.sh RUN_ID --target-bps X --duration-seconds D --workers N [options]
+#   deploy/run_job.sh ref-15 --target-bps 92e6 --duration-seconds 60 --workers 1 --dry-run
 #
 # Required:
 #   RUN_ID                  1-63 chars [A-Za-z0-9._-], starting and ending alphanumeric
-#   --target-bps X          per-worker target rate, bytes/s (e.g. 92000000)
+#   --target-bps X          per-worker target rate in bytes/s: 92000000, 92e6 or 9.2e7
 #   --duration-seconds D    how long each worker sends
 #   --workers N             pods = parallelism = completions (1..10000)
-#   --account A, --user U, --database DB   [SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_DATABASE]
+#   the image               --image, or IMAGE, or REGISTRY (+ IMAGE_NAME, IMAGE_TAG), or
+#                           AWS_ACCOUNT_ID (its ECR registry): what build_and_push.sh pushed
+#   --account, --user, --database   [SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_DATABASE]
 # Options:
-#   --image IMAGE           [elastic-native:latest; ELASTIC_IMAGE]
-#   --namespace NS          [default; ELASTIC_NAMESPACE]
-#   --schema S              [PUBLIC; SNOWFLAKE_SCHEMA]
-#   --pipe P                [RESORT_SALES_PIPE; SNOWFLAKE_PIPE]
-#   --role R                [SNOWFLAKE_ROLE; omitted when empty]
-#   --secret NAME           Secret holding the private key [snowflake-key]
+#   --image IMAGE           full image reference [IMAGE]
+#   --namespace NS          [K8S_NAMESPACE; default]
+#   --schema S              [SNOWFLAKE_SCHEMA; PUBLIC]
+#   --pipe P                [SNOWFLAKE_PIPE; RESORT_SALES_PIPE]
+#   --role R                [SNOWFLAKE_ROLE; the user's default role when empty]
+#   --secret NAME           Secret holding the private key [K8S_SECRET; snowflake-key]
 #   --secret-key FILE       the key's file name in that Secret [rsa_key.p8]
 #   --sdk-properties FILE   JSON object of SDK client properties [deploy/sdk-properties.json]
-#   --arch arm64|amd64      node architecture to schedule on [arm64]
+#   --arch arm64|amd64      node architecture to schedule on [WORKER_ARCH; arm64, the
+#                           Graviton node group]; the image must hold this platform
+#                           (build_and_push.sh builds linux/arm64 and linux/amd64)
 #   --log-level LEVEL       SDK log level, SS_LOG_LEVEL [warn]
 #   --wait                  after applying, wait for the Job to finish
-#   --dry-run               print the manifests as YAML on stdout; touch no cluster
-#   -h, --help
+#   --dry-run               print the manifests kubectl would get; touch no cluster.
+#                           Settings that are not given are named on stderr and shown
+#                           as <NAME> placeholders.
+#   -h, --help              this text
 #
-# The Secret is made once per namespace, e.g.:
-#   kubectl create secret generic snowflake-key --from-file=rsa_key.p8=./rsa_key.p8
+# Settings come from the options, the environment, then .env (see .env.example).
+# The key Secret is made once per namespace: deploy/create_secret.sh.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-TEMPLATES="$HERE/templates"
-
-die() {
-    echo "run_job: error: $*" >&2
-    exit 2
-}
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
+help_if_asked "$@"
+load_env
+TEMPLATES="$DEPLOY_DIR/templates"
 
 RUN_ID=""
 TARGET_BPS=""
 DURATION_SECONDS=""
 WORKERS=""
-IMAGE=${ELASTIC_IMAGE:-elastic-native:latest}
-NAMESPACE=${ELASTIC_NAMESPACE:-default}
+IMAGE=$(image_ref)
+NAMESPACE=${K8S_NAMESPACE:-default}
 SNOWFLAKE_ACCOUNT=${SNOWFLAKE_ACCOUNT:-}
 SNOWFLAKE_USER=${SNOWFLAKE_USER:-}
 SNOWFLAKE_ROLE=${SNOWFLAKE_ROLE:-}
 SNOWFLAKE_DATABASE=${SNOWFLAKE_DATABASE:-}
 SNOWFLAKE_SCHEMA=${SNOWFLAKE_SCHEMA:-PUBLIC}
 SNOWFLAKE_PIPE=${SNOWFLAKE_PIPE:-RESORT_SALES_PIPE}
-SECRET_NAME=snowflake-key
+SECRET_NAME=${K8S_SECRET:-snowflake-key}
 SECRET_KEY=rsa_key.p8
-SDK_PROPERTIES_FILE="$HERE/sdk-properties.json"
-ARCH=arm64
+SDK_PROPERTIES_FILE="$DEPLOY_DIR/sdk-properties.json"
+ARCH=${WORKER_ARCH:-arm64}
 SS_LOG_LEVEL=warn
-DRY_RUN=0
 WAIT=0
 
 while [ $# -gt 0 ]; do
     opt=$1
     case "$opt" in
-        -h | --help)
-            usage
-            exit 0
-            ;;
         --dry-run) DRY_RUN=1 ;;
         --wait) WAIT=1 ;;
         --target-bps | --duration-seconds | --workers | --image | --namespace | --account | \
             --user | --role | --database | --schema | --pipe | --secret | --secret-key | \
             --sdk-properties | --arch | --log-level)
-            [ $# -ge 2 ] || die "$opt needs a value"
+            take_value "$@"
             val=$2
-            [[ $val != --* ]] || die "$opt needs a value, got the option '$val'"
             shift
             case "$opt" in
                 --target-bps) TARGET_BPS=$val ;;
@@ -105,46 +102,49 @@ done
 
 # --- validation: every value lands inside a quoted YAML scalar, so each is checked
 # against what Kubernetes (or the worker) accepts, and can hold no quote or newline.
-[ -n "$RUN_ID" ] || die "RUN_ID is required (the first positional argument; see --help)"
-[[ $RUN_ID =~ ^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$ ]] ||
-    die "RUN_ID '$RUN_ID' must be 1-63 chars of [A-Za-z0-9._-], starting and ending alphanumeric (it is a label value)"
+check_run_id "$RUN_ID"
 positive_int() { # name value [max]
     [[ $2 =~ ^[1-9][0-9]{0,17}$ ]] || die "$1 must be a positive integer, got '$2'"
     if [ $# -ge 3 ] && [ "$2" -gt "$3" ]; then die "$1 must be at most $3, got $2"; fi
 }
+# 92000000, 92e6, 9.2e7, 92E+6 -> 92000000: a whole number of bytes, as the README
+# writes rates. Prints the integer; fails on anything else (or a fraction of a byte).
+whole_number() { # name value
+    local int frac exp pad
+    [[ $2 =~ ^([0-9]+)(\.([0-9]*))?([eE]\+?([0-9]{1,2}))?$ ]] ||
+        die "$1 must be a number of bytes per second like 92000000 or 92e6, got '$2'"
+    int=${BASH_REMATCH[1]}
+    frac=${BASH_REMATCH[3]}
+    exp=$((10#${BASH_REMATCH[5]:-0}))
+    while [[ $frac == *0 ]]; do frac=${frac%0}; done
+    [ "${#frac}" -le "$exp" ] || die "$1 must be a whole number of bytes per second, got '$2'"
+    printf -v pad '%*s' "$((exp - ${#frac}))" ''
+    int="$int$frac${pad// /0}"
+    while [[ $int == 0?* ]]; do int=${int#0}; done
+    [ "${#int}" -le 18 ] || die "$1 is too large: '$2'"
+    echo "$int"
+}
 [ -n "$TARGET_BPS" ] || die "--target-bps is required (bytes per second per worker)"
+TARGET_BPS=$(whole_number --target-bps "$TARGET_BPS")
 positive_int --target-bps "$TARGET_BPS"
 [ -n "$DURATION_SECONDS" ] || die "--duration-seconds is required"
 positive_int --duration-seconds "$DURATION_SECONDS" 604800
 [ -n "$WORKERS" ] || die "--workers is required"
 positive_int --workers "$WORKERS" 10000
-[[ $NAMESPACE =~ ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$ ]] ||
-    die "--namespace '$NAMESPACE' is not a valid Kubernetes namespace name"
+check_namespace "$NAMESPACE"
 [[ $SECRET_NAME =~ ^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$ ]] ||
     die "--secret '$SECRET_NAME' is not a valid Kubernetes Secret name"
 [[ $SECRET_KEY =~ ^[A-Za-z0-9._-]{1,253}$ ]] ||
     die "--secret-key '$SECRET_KEY' must be a file name of [A-Za-z0-9._-]"
-[[ $IMAGE =~ ^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$ ]] ||
-    die "--image '$IMAGE' is not an image reference"
 case "$ARCH" in arm64 | amd64) ;; *) die "--arch must be arm64 or amd64, got '$ARCH'" ;; esac
 case "$SS_LOG_LEVEL" in
     trace | debug | info | warn | error | off) ;;
     *) die "--log-level must be one of trace, debug, info, warn, error, off; got '$SS_LOG_LEVEL'" ;;
 esac
-[ -n "$SNOWFLAKE_ACCOUNT" ] || die "--account (or SNOWFLAKE_ACCOUNT) is required"
-[ -n "$SNOWFLAKE_USER" ] || die "--user (or SNOWFLAKE_USER) is required"
-[ -n "$SNOWFLAKE_DATABASE" ] || die "--database (or SNOWFLAKE_DATABASE) is required"
-[[ $SNOWFLAKE_ACCOUNT =~ ^[A-Za-z0-9._-]+$ ]] ||
-    die "--account '$SNOWFLAKE_ACCOUNT' must be an account identifier like ORG-ACCOUNT"
-[[ $SNOWFLAKE_USER =~ ^[A-Za-z0-9._@$-]+$ ]] || die "--user '$SNOWFLAKE_USER' has characters a user name cannot have here"
-for pair in "--role:$SNOWFLAKE_ROLE" "--database:$SNOWFLAKE_DATABASE" \
-    "--schema:$SNOWFLAKE_SCHEMA" "--pipe:$SNOWFLAKE_PIPE"; do
-    name=${pair%%:*}
-    val=${pair#*:}
-    if [ -n "$val" ] && ! [[ $val =~ ^[A-Za-z_][A-Za-z0-9_$]*$ ]]; then
-        die "$name '$val' is not a plain Snowflake identifier"
-    fi
-done
+require IMAGE "--image, IMAGE, or REGISTRY: where deploy/build_and_push.sh pushed the image"
+is_placeholder "$IMAGE" || [[ $IMAGE =~ ^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$ ]] ||
+    die "--image '$IMAGE' is not an image reference"
+check_snowflake_settings
 [ -r "$SDK_PROPERTIES_FILE" ] || die "--sdk-properties: cannot read '$SDK_PROPERTIES_FILE'"
 if command -v python3 >/dev/null; then
     python3 - "$SDK_PROPERTIES_FILE" <<'PY' || die "--sdk-properties '$SDK_PROPERTIES_FILE' must be a JSON object"
@@ -153,43 +153,24 @@ with open(sys.argv[1]) as f:
     sys.exit(0 if isinstance(json.load(f), dict) else 1)
 PY
 fi
+check_required
 
 # --- derived values
 # A DNS-1123 Job name from the run id; the pods add "-<index>-<random>" to it.
-job_suffix=$(printf '%s' "$RUN_ID" | tr 'A-Z._' 'a-z--')
-JOB_NAME="elastic-${job_suffix:0:40}"
-while [ "${JOB_NAME: -1}" = "-" ]; do JOB_NAME=${JOB_NAME%-}; done
-# These are read by render() through ${!name}, which shellcheck cannot see.
+JOB_NAME=$(dns_name elastic "$RUN_ID")
+# These are read by render (lib/common.sh) through ${!name}, which shellcheck cannot see.
 # shellcheck disable=SC2034
 ACTIVE_DEADLINE_SECONDS=$((DURATION_SECONDS + 900))
 # shellcheck disable=SC2034
 SDK_PROPERTIES_INDENTED=$(sed 's/^/    /' "$SDK_PROPERTIES_FILE")
-# shellcheck disable=SC2034
-if [ -n "$SNOWFLAKE_ROLE" ]; then
-    SNOWFLAKE_ROLE_LINE="  SNOWFLAKE_ROLE: \"$SNOWFLAKE_ROLE\""
-else
-    SNOWFLAKE_ROLE_LINE="  # SNOWFLAKE_ROLE not set: the user's default role"
-fi
-
-render() { # template file -> stdout, every ${NAME} replaced
-    local text name
-    text=$(<"$1")
-    for name in RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH \
-        ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT \
-        SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA SNOWFLAKE_PIPE \
-        SDK_PROPERTIES_INDENTED; do
-        text=${text//\$\{$name\}/${!name}}
-    done
-    if [[ $text =~ \$\{[A-Z_]+\} ]]; then
-        die "template $1 has an unfilled placeholder ${BASH_REMATCH[0]}"
-    fi
-    printf '%s\n' "$text"
-}
-
+NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
+    ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT
+    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA SNOWFLAKE_PIPE
+    SDK_PROPERTIES_INDENTED)
 manifests() {
-    render "$TEMPLATES/configmap.yaml"
+    render "$TEMPLATES/configmap.yaml" "${NAMES[@]}"
     echo "---"
-    render "$TEMPLATES/job.yaml"
+    render "$TEMPLATES/job.yaml" "${NAMES[@]}"
 }
 
 if [ "$DRY_RUN" = 1 ]; then
@@ -197,10 +178,11 @@ if [ "$DRY_RUN" = 1 ]; then
     exit 0
 fi
 
-command -v kubectl >/dev/null || die "kubectl not found (use --dry-run to only print the manifests)"
+need_tools kubectl
 if ! kubectl get secret "$SECRET_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1; then
     die "Secret '$SECRET_NAME' not found in namespace '$NAMESPACE' (or the cluster is unreachable); create it with:
-  kubectl create secret generic $SECRET_NAME --namespace $NAMESPACE --from-file=$SECRET_KEY=./rsa_key.p8"
+  deploy/create_secret.sh --namespace $NAMESPACE --secret $SECRET_NAME --key-file ./rsa_key.p8
+  (that is: kubectl create secret generic $SECRET_NAME --namespace $NAMESPACE --from-file=$SECRET_KEY=./rsa_key.p8)"
 fi
 if kubectl get job "$JOB_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1; then
     die "Job '$JOB_NAME' already exists in '$NAMESPACE': pick a new RUN_ID, or delete it with
