@@ -41,6 +41,8 @@ COPY src ./src
 COPY benches ./benches
 COPY python ./python
 
+# The wheel for the target, then it and the SDK into /opt/app; console scripts
+# (elastic-channels) get a shebang the runtime has instead of the build venv's python.
 RUN case "$TARGETARCH" in \
         amd64) target=x86_64-unknown-linux-gnu; arch=x86_64 ;; \
         arm64) target=aarch64-unknown-linux-gnu; arch=aarch64 ;; \
@@ -61,7 +63,8 @@ RUN case "$TARGETARCH" in \
     || { echo "pip could not install the wheel and snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}" \
               "for linux/$TARGETARCH (CPython 3.11, manylinux up to glibc 2.36)" >&2; exit 1; }; \
     test -f /opt/app/snowflake/ingest/streaming/_python_ffi.abi3.so \
-    || { echo "snowpipe-streaming installed without its native core" >&2; exit 1; }
+    || { echo "snowpipe-streaming installed without its native core" >&2; exit 1; }; \
+    sed -i '1s|^#!.*python.*$|#!/usr/bin/env python3|' /opt/app/bin/*
 
 # --- runtime: CPython 3.11 + what the build stage installed, nothing else -------------
 FROM ${RUNTIME_IMAGE}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Deploy the monitor of one run: a Deployment (one pod) that runs
+#   elastic-channels monitor --k8s --run-id RUN_ID
+# in the worker image, with a ServiceAccount whose Role may only list and watch the
+# namespace's pods and read their logs. It tails the workers' JSON lines and writes
+# throughput and latency windows to ELASTIC_K8S_METRICS in SNOWFLAKE_DATABASE.
+#
+#   deploy/deploy_monitor.sh RUN_ID [--image IMAGE] [--namespace NS] [--dry-run]
+#
+# Required:
+#   RUN_ID                  the run to follow (as given to run_job.sh)
+#   the image and --account, --user, --database, as for run_job.sh
+# Options:
+#   --image IMAGE           [IMAGE, or REGISTRY (+ IMAGE_NAME, IMAGE_TAG)]
+#   --namespace NS          [K8S_NAMESPACE; default]
+#   --account A, --user U, --role R, --database DB, --schema S
+#                           [SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_ROLE,
+#                           SNOWFLAKE_DATABASE, SNOWFLAKE_SCHEMA; PUBLIC]
+#   --secret NAME           Secret holding the private key [K8S_SECRET; snowflake-key]
+#   --delete                remove this run's monitor (the Deployment and its ConfigMap)
+#   --dry-run               print the manifests kubectl would get; touch no cluster.
+#                           Settings that are not given are named on stderr and shown
+#                           as <NAME> placeholders.
+#   -h, --help              this text
+#
+# Settings come from the options, the environment, then .env (see .env.example).
+set -euo pipefail
+
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
+help_if_asked "$@"
+load_env
+TEMPLATES="$DEPLOY_DIR/monitor"
+
+RUN_ID=""
+IMAGE=$(image_ref)
+NAMESPACE=${K8S_NAMESPACE:-default}
+SNOWFLAKE_ACCOUNT=${SNOWFLAKE_ACCOUNT:-}
+SNOWFLAKE_USER=${SNOWFLAKE_USER:-}
+SNOWFLAKE_ROLE=${SNOWFLAKE_ROLE:-}
+SNOWFLAKE_DATABASE=${SNOWFLAKE_DATABASE:-}
+SNOWFLAKE_SCHEMA=${SNOWFLAKE_SCHEMA:-PUBLIC}
+SECRET_NAME=${K8S_SECRET:-snowflake-key}
+# shellcheck disable=SC2034  # read by render through ${!name}
+SECRET_KEY=rsa_key.p8
+DELETE=0
+
+while [ $# -gt 0 ]; do
+    opt=$1
+    case "$opt" in
+        --dry-run) DRY_RUN=1 ;;
+        --delete) DELETE=1 ;;
+        --image | --namespace | --account | --user | --role | --database | --schema | --secret)
+            take_value "$@"
+            case "$opt" in
+                --image) IMAGE=$2 ;;
+                --namespace) NAMESPACE=$2 ;;
+                --account) SNOWFLAKE_ACCOUNT=$2 ;;
+                --user) SNOWFLAKE_USER=$2 ;;
+                --role) SNOWFLAKE_ROLE=$2 ;;
+                --database) SNOWFLAKE_DATABASE=$2 ;;
+                --schema) SNOWFLAKE_SCHEMA=$2 ;;
+                --secret) SECRET_NAME=$2 ;;
+            esac
+            shift
+            ;;
+        --*) die "unknown option '$opt' (see --help)" ;;
+        *)
+            [ -z "$RUN_ID" ] || die "unexpected argument '$opt': RUN_ID is already '$RUN_ID'"
+            RUN_ID=$opt
+            ;;
+    esac
+    shift
+done
+
+check_run_id "$RUN_ID"
+check_namespace "$NAMESPACE"
+# shellcheck disable=SC2034  # read by render through ${!name}
+MONITOR_NAME=$(dns_name elastic-monitor "$RUN_ID")
+if [ "$DELETE" = 1 ]; then
+    need_tools kubectl
+    run kubectl delete deployment,configmap --namespace "$NAMESPACE" --ignore-not-found \
+        -l "app.kubernetes.io/name=elastic-monitor,elastic-channels/run-id=$RUN_ID"
+    exit 0
+fi
+[[ $SECRET_NAME =~ ^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$ ]] ||
+    die "--secret '$SECRET_NAME' is not a valid Kubernetes Secret name"
+require IMAGE "--image, IMAGE, or REGISTRY: where deploy/build_and_push.sh pushed the image"
+is_placeholder "$IMAGE" || [[ $IMAGE =~ ^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$ ]] ||
+    die "--image '$IMAGE' is not an image reference"
+check_snowflake_settings
+check_required
+
+NAMES=(RUN_ID MONITOR_NAME NAMESPACE IMAGE SECRET_NAME SECRET_KEY SNOWFLAKE_ACCOUNT
+    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA)
+manifests() {
+    render "$TEMPLATES/rbac.yaml" "${NAMES[@]}"
+    echo "---"
+    render "$TEMPLATES/deployment.yaml" "${NAMES[@]}"
+}
+
+if [ "$DRY_RUN" = 1 ]; then
+    manifests
+    exit 0
+fi
+
+need_tools kubectl
+if ! kubectl get secret "$SECRET_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1; then
+    die "Secret '$SECRET_NAME' not found in namespace '$NAMESPACE' (or the cluster is unreachable); create it with:
+  deploy/create_secret.sh --namespace $NAMESPACE --secret $SECRET_NAME --key-file ./rsa_key.p8"
+fi
+manifests | kubectl apply --namespace "$NAMESPACE" -f -
+note "the monitor of run $RUN_ID is deployment/$MONITOR_NAME in namespace $NAMESPACE"
+note "its log: kubectl logs -n $NAMESPACE deployment/$MONITOR_NAME -f"
