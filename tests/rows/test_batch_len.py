@@ -98,16 +98,9 @@ BAD_CASES = [
 
 
 @pytest.mark.parametrize(("start_seq", "n", "t"), BAD_CASES, ids=lambda v: repr(v)[:20])
-def test_batch_len_raises_what_next_batch_raises(request, backend, start_seq, n, t):
+def test_batch_len_raises_what_next_batch_raises(backend, start_seq, n, t):
     """Same class and message as the Python generator's ``next_batch`` (the oracle,
     itself checked against the native one in test_errors.py); nothing consumed."""
-    if backend.name == "python" and (start_seq, n, t) in EXHAUSTED:
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="python_generator.py batch_len lacks next_batch's seq-exhaustion check",
-            )
-        )
     want = _error(lambda: ResortGenerator("r", 1, start_seq=start_seq).next_batch(n, t))
     assert want is not None
     gen = backend("r", 1, start_seq)

@@ -142,6 +142,8 @@ class ResortGenerator:
         (so a caller that sends row objects can still meter exact bytes)."""
         n = _int_arg("n", n, 0, MAX_BATCH_ROWS)
         t = sale_time(sale_time_us)
+        if n > MAX_SEQ + 1 - self._seq:
+            raise ValueError(f"n={n} would carry seq past {MAX_SEQ} (next seq is {self._seq})")
         if n == 0:
             return 0
         sums = _middle_len_prefix_sums()
