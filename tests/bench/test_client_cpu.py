@@ -80,4 +80,4 @@ def test_help_explains_the_flags() -> None:
     assert proc.returncode == 0
     for flag in ("--workers", "--target-bps", "--duration-seconds", "--encoder"):
         assert flag in proc.stdout
-    assert "(default: 100.0)" in proc.stdout and "default: None" not in proc.stdout
+    assert "(default: 92e6)" in proc.stdout and "default: None" not in proc.stdout

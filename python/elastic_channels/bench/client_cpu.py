@@ -55,7 +55,7 @@ def run_worker(
         now = time.monotonic()
         if now >= deadline:
             break
-        rows += rows_per_batch
+        rows += n_rows
         nbytes += len(batch)
         if progress is not None and now - last_report >= PROGRESS_EVERY_S:
             progress.put((worker_id, now - start, rows, nbytes))

@@ -50,7 +50,8 @@ SETTINGS: tuple[Setting, ...] = (
     S("run_id", "--run-id", "RUN_ID stamped on every row", env="RUN_ID",
       default_text="run-<UTC time>"),
     S("target_bps", "--target-bps", "target bytes/s of NDJSON per worker (the reference "
-      "benchmark's per-pod rate is the default)", float, 92e6, "TARGET_BPS"),
+      "benchmark's per-pod rate is the default)", float, 92e6, "TARGET_BPS",
+      default_text="92e6"),
     S("duration_seconds", "--duration-seconds", "how long to send", float, 60.0,
       "DURATION_SECONDS"),
     S("batch_bytes", "--batch-bytes", "approximate bytes per append", int, 1_000_000,
