@@ -118,3 +118,26 @@ def test_booked_until_is_when_the_booked_bytes_are_due() -> None:
     clock.sleep(5.0)  # idle: a stall may be caught up by burst_seconds only
     pacer.delay(100)
     assert pacer.booked_until == pytest.approx(clock() - 0.25 + 0.1)
+
+
+def test_behind_counts_a_stall_once_then_follows_the_schedule() -> None:
+    clock = FakeClock()
+    pacer = Pacer(1e6, burst_seconds=0.25, clock=clock, sleep=clock.sleep)
+    assert pacer.behind() == 0.0
+    pacer.acquire(100_000)  # slot at 1000.0, the next at 1000.1
+    assert pacer.behind() == 0.0  # sent on time
+    clock.now += 3.0  # stalled: the next slot was 1000.1, now it is 1003.0
+    assert pacer.behind() == pytest.approx(2.9)
+    pacer.delay(100_000)  # the late batch books; the schedule forgives all but 0.25 s
+    assert pacer.behind() == pytest.approx(0.15)
+    for _ in range(5):  # the bounded catch-up burst goes out, then sends are on time
+        pacer.delay(100_000)
+    assert pacer.behind() == 0.0
+
+
+def test_behind_is_zero_while_ahead_of_schedule() -> None:
+    clock = FakeClock()
+    pacer = Pacer(1e6, sleep_quantum=0.25, clock=clock, sleep=clock.sleep)
+    for _ in range(3):
+        assert pacer.behind() == 0.0
+        assert pacer.delay(100_000) == 0.0  # under the quantum ahead: no sleep asked

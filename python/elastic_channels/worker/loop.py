@@ -26,7 +26,7 @@ def run_worker(w: Worker) -> dict[str, Any]:
         return summary
     pacer = Pacer(cfg.target_bps, sleep_quantum=cfg.sleep_quantum_s)
     w.meter = Meter(cfg.window_s)  # the run starts once the channel is open
-    deadline = w.meter.totals.start_mono + cfg.duration_s
+    deadline = w.meter.totals.start + cfg.duration_s
     expected = cfg.batch_bytes
     loop_t0 = time.thread_time()
     while not w._stopping and time.monotonic() < deadline:
@@ -45,7 +45,7 @@ def run_worker(w: Worker) -> dict[str, Any]:
         # Make a batch and hand it over at once, while its bytes are still in cache
         # for the SDK's copy; then wait out its slot (the long-run rate is the same).
         batch, payload = w.source.next(rows_per_batch, w.ledger)
-        w.meter.record_sent(batch.n_rows, batch.nbytes)
+        w.meter.record_sent(batch.n_rows, batch.nbytes, pacer.behind())
         if w.channel.dead is None:
             w._append(batch, payload)
         del payload
@@ -63,8 +63,9 @@ def run_worker(w: Worker) -> dict[str, Any]:
             break
     w.meter.end_mono = time.monotonic()
     drain(w, time.monotonic() + cfg.drain_timeout_s)
-    if not w.meter.window.is_empty():
+    while w.meter.window_due():  # windows that ended while draining
         w._emit_window()
+    w._emit_window()  # the last one, cut short at the end: partial
     w.loop_cpu_s = time.thread_time() - loop_t0
     unacked = w.ledger.unacked_rows()
     summary = w.summary(unacked)

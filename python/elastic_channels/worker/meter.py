@@ -1,27 +1,55 @@
 """The worker's figures: one ``record_*`` call per event updates the current window
-and the run's totals together; windows and the summary are JSON-ready dicts."""
+and the run's totals together; windows and the summary are JSON-ready dicts.
+
+Windows follow the wall clock: window *k* covers ``[k * window_s, (k + 1) * window_s)``
+seconds since the epoch, so every worker's window with the same ``window_start`` covers
+the same seconds and a fleet window is an exact sum. The first window (from the start
+of the run) and the last (up to the end) are usually shorter: they say
+``"partial": true``. An event falls in the window its time falls in (an ack at its
+arrival time); an ack taken in after its window was closed counts in the open one.
+
+Each window carries its ack latencies and how far behind its pacing schedule the
+worker sent (the coordinated-omission measure: a batch sent late by a stall counts
+its delay even though its own ack was fast) as mergeable HdrHistograms of
+microseconds (see :mod:`elastic_channels.monitor.histogram`), beside the exact
+percentiles of this worker alone.
+"""
 
 from __future__ import annotations
 
+import math
 import time
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
+
+from hdrh.histogram import HdrHistogram
 
 from ..measures import MB, ms, peak_rss_mib, percentile, rss_mib
+from ..monitor import histogram
 
 
 @dataclass
 class Counts:
-    """What happened over one stretch of time (a window, or the whole run)."""
+    """What happened over one stretch of time (a window, or the whole run).
 
-    start_wall: float = field(default_factory=time.time)
-    start_mono: float = field(default_factory=time.monotonic)
-    start_cpu: float = field(default_factory=time.process_time)
+    Times are on the monotonic clock; ``start`` is when this stretch began and
+    ``due`` when its wall-clock window ends (infinite for the run's totals)."""
+
+    start: float
+    start_cpu: float
+    window_start: float | None = None  #: the wall-clock window's start (epoch s)
+    due: float = math.inf
+    end: float | None = None
+    end_cpu: float | None = None
     rows: int = 0
     bytes: int = 0
     acked_rows: int = 0
     acked_bytes: int = 0
     latencies: list[float] = field(default_factory=list)
+    ack_hist: HdrHistogram = field(default_factory=histogram.new_histogram)
+    behind: list[float] = field(default_factory=list)
+    behind_hist: HdrHistogram = field(default_factory=histogram.new_histogram)
     resent_batches: int = 0
     resent_rows: int = 0
     #: Requests the SDK sent again before they were answered (its retry_count).
@@ -42,36 +70,89 @@ class Counts:
             "ack_max_ms": ms(lat[-1] if lat else None),
         }
 
+    def behind_ms(self) -> dict[str, float | None]:
+        behind = sorted(self.behind)
+        return {
+            "behind_p99_ms": ms(percentile(behind, 99)),
+            "behind_max_ms": ms(behind[-1] if behind else None),
+        }
+
 
 class Meter:
-    """A worker's window and run totals, fed one event at a time."""
+    """A worker's windows and run totals, fed one event at a time.
 
-    def __init__(self, window_s: float) -> None:
-        self.window_s = window_s
-        self.window = Counts()
-        self.totals = Counts()
+    ``clock`` (monotonic), ``wall`` (epoch seconds) and ``cpu`` (process CPU seconds)
+    are injectable for tests."""
+
+    def __init__(
+        self,
+        window_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        cpu: Callable[[], float] = time.process_time,
+    ) -> None:
+        if not window_s > 0:
+            raise ValueError(f"window_s must be > 0 seconds, got {window_s!r}")
+        self.window_s = float(window_s)
+        self._clock = clock
+        self._cpu = cpu
+        now = clock()
+        #: Added to a monotonic time it gives the wall-clock time (fixed at the start,
+        #: so a clock step during the run cannot reorder windows).
+        self._to_wall = wall() - now
+        self.totals = Counts(now, cpu())
+        self.window = self._new_window(now)
+        self._closed: deque[Counts] = deque()
         self.channel_reopens = 0
         #: When sending stopped (before draining the last acks); rates are over sending.
         self.end_mono: float | None = None
 
-    def _both(self) -> tuple[Counts, Counts]:
+    # --- windows on the wall clock ---------------------------------------------------
+
+    def _new_window(self, start: float) -> Counts:
+        ws = self.window_s
+        k = math.floor((start + self._to_wall) / ws + 1e-9)
+        window_start = k * ws
+        return Counts(start, self._cpu(), window_start, window_start + ws - self._to_wall)
+
+    def _roll(self, now: float) -> None:
+        """Close every window whose end has passed by ``now``; empty ones too, so a
+        stalled worker still reports each window."""
+        while now >= self.window.due:
+            w = self.window
+            w.end, w.end_cpu = w.due, self._cpu()
+            self._closed.append(w)
+            self.window = self._new_window(w.due)
+
+    def _both(self, at: float | None = None) -> tuple[Counts, Counts]:
+        self._roll(self._clock() if at is None else max(at, self.window.start))
         return self.window, self.totals
 
-    def record_sent(self, n_rows: int, nbytes: int) -> None:
+    # --- events ------------------------------------------------------------------------
+
+    def record_sent(self, n_rows: int, nbytes: int, behind_s: float = 0.0) -> None:
+        """A new batch went out, ``behind_s`` after its slot in the pacing schedule."""
         for c in self._both():
             c.rows += n_rows
             c.bytes += nbytes
+            c.behind.append(behind_s)
+            histogram.record_seconds(c.behind_hist, behind_s)
 
     def record_resent(self, n_rows: int) -> None:
         for c in self._both():
             c.resent_batches += 1
             c.resent_rows += n_rows
 
-    def record_acked(self, n_rows: int, nbytes: int, latency_s: float) -> None:
-        for c in self._both():
+    def record_acked(
+        self, n_rows: int, nbytes: int, latency_s: float, at: float | None = None
+    ) -> None:
+        """An ack arrived (at ``at`` on the monotonic clock, default now)."""
+        for c in self._both(at):
             c.acked_rows += n_rows
             c.acked_bytes += nbytes
             c.latencies.append(latency_s)
+            histogram.record_seconds(c.ack_hist, latency_s)
 
     def record_sdk_retries(self, n: int) -> None:
         for c in self._both():
@@ -84,41 +165,64 @@ class Meter:
     def record_reopen(self) -> None:
         self.channel_reopens += 1
 
+    # --- window lines --------------------------------------------------------------------
+
     def window_due(self) -> bool:
-        return time.monotonic() - self.window.start_mono >= self.window_s
+        """Whether a window has ended and waits for :meth:`close_window`."""
+        self._roll(self._clock())
+        return bool(self._closed)
 
     def close_window(self, in_flight_batches: int, in_flight_bytes: int, **ids: Any) -> dict:
-        """The current window as a JSON-ready dict; a new window starts."""
-        w, self.window = self.window, Counts()
-        seconds = max(time.monotonic() - w.start_mono, 1e-9)
-        cpu = time.process_time() - w.start_cpu
+        """The oldest ended window as a JSON-ready dict. With none ended, the current
+        window is cut short here (the run's last, partial window) and a new one starts."""
+        now = self._clock()
+        self._roll(now)
+        if self._closed:
+            w = self._closed.popleft()
+        else:
+            w, self.window = self.window, self._new_window(now)
+            w.end, w.end_cpu = now, self._cpu()
+        return self._line(w, in_flight_batches, in_flight_bytes, ids)
+
+    def _line(self, w: Counts, in_flight_batches: int, in_flight_bytes: int, ids: dict) -> dict:
+        assert w.end is not None and w.end_cpu is not None and w.window_start is not None
+        seconds = max(w.end - w.start, 1e-9)
+        start, end = w.start + self._to_wall, w.end + self._to_wall
+        partial = start > w.window_start + 1e-3 or end < w.window_start + self.window_s - 1e-3
         return {
             "type": "window",
             **ids,
-            "start": round(w.start_wall, 3),
-            "end": round(w.start_wall + seconds, 3),
+            "window_start": round(w.window_start, 6),
+            "window_seconds": self.window_s,
+            "partial": partial,
+            "start": round(start, 3),
+            "end": round(end, 3),
             "rows": w.rows,
             "bytes": w.bytes,
             "mb_per_s": round(w.bytes / seconds / MB, 3),
             "rows_per_s": round(w.rows / seconds, 1),
             "acked_rows": w.acked_rows,
+            "acked_bytes": w.acked_bytes,
             "acks": len(w.latencies),
             **w.latency_ms(),
+            "ack_hist_us": histogram.encode(w.ack_hist),
+            **w.behind_ms(),
+            "behind_hist_us": histogram.encode(w.behind_hist),
             "in_flight_batches": in_flight_batches,
             "in_flight_bytes": in_flight_bytes,
             "resent_batches": w.resent_batches,
             "sdk_retries": w.sdk_retries,
             "errors": w.errors,
-            "cpu_pct": round(100 * cpu / seconds, 1),
+            "cpu_pct": round(100 * (w.end_cpu - w.start_cpu) / seconds, 1),
             "rss_mib": round(rss_mib(), 1),
         }
 
     def summary(self, unacked_rows: int, **extra: Any) -> dict[str, Any]:
         t = self.totals
-        now = time.monotonic()
+        now = self._clock()
         end = self.end_mono if self.end_mono is not None else now
-        seconds = max(end - t.start_mono, 1e-9)
-        cpu = time.process_time() - t.start_cpu
+        seconds = max(end - t.start, 1e-9)
+        cpu = self._cpu() - t.start_cpu
         return {
             "type": "summary",
             **extra,
@@ -131,6 +235,7 @@ class Meter:
             "mb_per_s": round(t.bytes / seconds / MB, 3),
             "rows_per_s": round(t.rows / seconds, 1),
             **t.latency_ms(),
+            **t.behind_ms(),
             "resent_batches": t.resent_batches,
             "resent_rows": t.resent_rows,
             "channel_reopens": self.channel_reopens,

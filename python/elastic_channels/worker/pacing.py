@@ -7,6 +7,9 @@ is paid back by the next bookings and the long-run rate is exact. If the caller 
 behind (a slow batch, a GC pause) it may catch up by at most ``burst_seconds`` of
 traffic, so a stall is never followed by an unbounded burst.
 
+``behind()`` says how late a send is against the schedule, before any catch-up is
+forgiven: what a stalled caller's next batch reports as its delay.
+
 With ``sleep_quantum`` > 0 the pacer asks for a wait only once the schedule is at
 least that far ahead, and then for all of it: bookings still follow the same
 schedule, so the long-run rate is unchanged, but the caller sends in short bursts
@@ -46,6 +49,13 @@ class Pacer:
     def booked_until(self) -> float:
         """When the bytes booked so far are due to have gone, on ``clock``."""
         return self._next
+
+    def behind(self) -> float:
+        """How far past its slot in the schedule a send now is (0 when ahead): the
+        coordinated-omission measure, as OpenMessaging Benchmark's publish delay. After
+        a stall the first send counts the whole stall, even though the catch-up burst is
+        bounded and the schedule then moves on."""
+        return max(0.0, self._clock() - self._next)
 
     def delay(self, nbytes: int) -> float:
         """Books ``nbytes`` and returns how long to wait before sending them: 0 while

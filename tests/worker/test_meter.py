@@ -1,0 +1,128 @@
+"""The meter on fake clocks: windows on the wall clock, partial ends, histograms."""
+
+from __future__ import annotations
+
+import pytest
+
+from elastic_channels.monitor import histogram
+from elastic_channels.worker.meter import Meter
+
+
+class Clocks:
+    """Monotonic time starts at 100; the wall clock is 1_700_000_002.5 then."""
+
+    def __init__(self) -> None:
+        self.mono = 100.0
+        self.cpu_s = 0.0
+
+    def clock(self) -> float:
+        return self.mono
+
+    def wall(self) -> float:
+        return self.mono + 1_699_999_902.5
+
+    def cpu(self) -> float:
+        return self.cpu_s
+
+
+def make(window_s: float = 5.0) -> tuple[Meter, Clocks]:
+    c = Clocks()
+    return Meter(window_s, clock=c.clock, wall=c.wall, cpu=c.cpu), c
+
+
+def test_windows_start_on_multiples_of_the_window_since_the_epoch() -> None:
+    meter, c = make(5.0)
+    meter.record_sent(10, 1000)  # wall 1_700_000_002.5: in [..000, ..005)
+    c.mono += 3.0  # wall ..005.5: the first window ended at ..005
+    meter.record_sent(20, 2000)
+    c.mono += 11.0  # wall ..016.5: windows [..005, ..010) and [..010, ..015) ended
+    assert meter.window_due()
+    lines = []
+    while meter.window_due():
+        lines.append(meter.close_window(0, 0, run_id="r", worker_id=1))
+    lines.append(meter.close_window(0, 0, run_id="r", worker_id=1))  # the last: cut short
+    starts = [w["window_start"] for w in lines]
+    assert starts == [1_700_000_000.0, 1_700_000_005.0, 1_700_000_010.0, 1_700_000_015.0]
+    assert [w["partial"] for w in lines] == [True, False, False, True]
+    assert (lines[0]["start"], lines[0]["end"]) == (1_700_000_002.5, 1_700_000_005.0)
+    assert (lines[1]["start"], lines[1]["end"]) == (1_700_000_005.0, 1_700_000_010.0)
+    assert (lines[3]["start"], lines[3]["end"]) == (1_700_000_015.0, 1_700_000_016.5)
+    assert [w["rows"] for w in lines] == [10, 20, 0, 0]  # an empty window is still reported
+    assert lines[0]["rows_per_s"] == 4.0  # over the 2.5 s the partial window covered
+    assert all(w["run_id"] == "r" and w["worker_id"] == 1 for w in lines)
+
+
+def test_an_ack_counts_in_the_window_it_arrived_in() -> None:
+    meter, c = make(5.0)
+    c.mono += 2.0  # wall ..004.5
+    arrived = c.mono
+    c.mono += 1.0  # wall ..005.5, nothing rolled the window yet
+    meter.record_acked(5, 500, 0.25, at=arrived)
+    meter.record_acked(7, 700, 0.5)  # now: the next window
+    first = meter.close_window(0, 0)
+    second = meter.close_window(0, 0)
+    assert (first["acked_rows"], first["acks"]) == (5, 1)
+    assert (second["acked_rows"], second["acks"]) == (7, 1)
+    assert second["partial"] is True
+
+
+def test_each_window_carries_its_latencies_as_a_mergeable_histogram() -> None:
+    meter, c = make(1.0)
+    lat_a = [0.010, 0.020, 0.030, 0.400]
+    lat_b = [0.050, 0.060, 1.500]
+    for lat in lat_a:
+        meter.record_acked(1, 10, lat)
+    c.mono += 1.0
+    for lat in lat_b:
+        meter.record_acked(1, 10, lat)
+    a, b = meter.close_window(0, 0), meter.close_window(0, 0)
+    ha, hb = histogram.decode(a["ack_hist_us"]), histogram.decode(b["ack_hist_us"])
+    assert ha.get_total_count() == 4 and hb.get_total_count() == 3
+    assert histogram.percentile_ms(ha, 100) == pytest.approx(400, rel=1e-3)
+    merged = histogram.merge([a["ack_hist_us"], b["ack_hist_us"]])
+    everything = sorted(lat_a + lat_b)
+    assert merged.get_total_count() == 7
+    for q in (50, 99):  # nearest rank on all 7 latencies, to the histogram's 3 digits
+        rank = max(1, -(-q * 7 // 100))
+        exact_ms = everything[rank - 1] * 1e3
+        assert histogram.percentile_ms(merged, q) == pytest.approx(exact_ms, rel=1e-3)
+    # today's fields stay, exact for the worker alone
+    assert (a["ack_p50_ms"], a["ack_max_ms"]) == (20.0, 400.0)
+
+
+def test_behind_schedule_max_and_p99() -> None:
+    meter, _ = make(5.0)
+    for behind in [0.0] * 98 + [0.120, 2.0]:
+        meter.record_sent(1, 100, behind)
+    w = meter.close_window(0, 0)
+    assert w["behind_max_ms"] == 2000.0
+    assert w["behind_p99_ms"] == 120.0
+    h = histogram.decode(w["behind_hist_us"])
+    assert h.get_total_count() == 100
+    summary = meter.summary(0)
+    assert summary["behind_max_ms"] == 2000.0
+
+
+def test_cpu_and_totals_follow_every_window() -> None:
+    meter, c = make(2.0)
+    meter.record_sent(3, 300)
+    c.cpu_s += 0.5
+    c.mono += 2.0
+    meter.record_sent(4, 400)
+    meter.record_resent(4)
+    meter.record_sdk_retries(2)
+    meter.record_error()
+    lines = [meter.close_window(1, 10), meter.close_window(0, 0)]
+    assert sum(w["rows"] for w in lines) == meter.totals.rows == 7
+    assert [w["resent_batches"] for w in lines] == [0, 1]
+    assert [w["sdk_retries"] for w in lines] == [0, 2]
+    assert [w["errors"] for w in lines] == [0, 1]
+    assert lines[0]["in_flight_bytes"] == 10
+    # wall ..002.5 to ..004: 0.5 s of CPU in the 1.5 s the first window covered
+    assert lines[0]["cpu_pct"] == pytest.approx(round(100 * 0.5 / 1.5, 1))
+
+
+@pytest.mark.parametrize("window_s", [0, -1.0])
+def test_bad_window_is_refused(window_s: float) -> None:
+    with pytest.raises(ValueError, match="window_s"):
+        Meter(window_s)
