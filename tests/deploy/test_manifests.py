@@ -30,13 +30,11 @@ REQUIRED = ["--image", IMAGE, "--account", "ORG-ACCT", "--user", "INGEST", "--da
 OLDEST_KUBERNETES = "1.29.0"
 
 
-def run_job(
-    *args: str, path: str | None = None, env_file: str = os.devnull, **settings: str
-) -> subprocess.CompletedProcess:
-    # No setting leaks in from the caller's environment or a developer's .env.
+def run_job(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
+    # No setting leaks in from the caller's environment or a developer's .env
+    # (tests/deploy/test_run_job_settings.py tests where settings come from).
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8"}
-    env["ENV_FILE"] = env_file
-    env.update(settings)
+    env["ENV_FILE"] = os.devnull
     if path is not None:
         env["PATH"] = path
     return subprocess.run(
@@ -300,101 +298,6 @@ def test_bad_options_name_what_is_wrong(args: list[str], message: str) -> None:
     proc = run_job(*base, *REQUIRED, *args, "--dry-run")
     assert proc.returncode == 2, proc.stdout
     assert message in proc.stderr
-
-
-def test_missing_settings_are_named_and_dry_run_shows_placeholders() -> None:
-    args = ["r", "--target-bps", "1", "--duration-seconds", "5", "--workers", "1"]
-    proc = run_job(*args, "--dry-run")
-    assert proc.returncode == 0, proc.stderr
-    for name in ("IMAGE", "SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_DATABASE"):
-        assert name in proc.stderr
-    objs = objects(proc.stdout)
-    assert objs["ConfigMap"]["data"]["SNOWFLAKE_ACCOUNT"] == "<SNOWFLAKE_ACCOUNT>"
-    assert _container(objs["Job"])["image"] == "<IMAGE>"
-    # A real run does not start with placeholders.
-    proc = run_job(*args)
-    assert proc.returncode == 2
-    assert "--account or SNOWFLAKE_ACCOUNT" in proc.stderr
-    assert "IMAGE" in proc.stderr and proc.stdout == ""
-
-
-def test_no_silent_default_image() -> None:
-    """Without --image, IMAGE or REGISTRY there is no image: never a Docker Hub pull."""
-    base = ["r", "--target-bps", "1", "--duration-seconds", "5", "--workers", "1"]
-    proc = run_job(*base, *REQUIRED[2:], "--dry-run")
-    assert "IMAGE" in proc.stderr
-    assert "elastic-native:latest" not in proc.stdout
-    # REGISTRY gives <registry>/elastic-native:<package version>.
-    proc = run_job(*base, *REQUIRED[2:], "--dry-run", REGISTRY="reg.example:5000/team/")
-    assert proc.returncode == 0 and proc.stderr == ""
-    assert _container(objects(proc.stdout)["Job"])["image"] == (
-        "reg.example:5000/team/elastic-native:0.1.0"
-    )
-    proc = run_job(*base, *REQUIRED[2:], "--dry-run", IMAGE="ecr.example/w:7")
-    assert _container(objects(proc.stdout)["Job"])["image"] == "ecr.example/w:7"
-
-
-@pytest.mark.parametrize(
-    ("rate", "bps"),
-    [
-        ("92e6", "92000000"),
-        ("9.2e7", "92000000"),
-        ("1.5E+6", "1500000"),
-        ("100000000", "100000000"),
-    ],
-)
-def test_rates_written_with_an_exponent(rate: str, bps: str) -> None:
-    proc = run_job(
-        "r",
-        "--target-bps",
-        rate,
-        "--duration-seconds",
-        "5",
-        "--workers",
-        "1",
-        *REQUIRED,
-        "--dry-run",
-    )
-    assert proc.returncode == 0, proc.stderr
-    args = _container(objects(proc.stdout)["Job"])["args"]
-    assert args[args.index("--target-bps") + 1] == bps
-
-
-def test_settings_from_an_env_file(tmp_path: Path) -> None:
-    env_file = tmp_path / "settings.env"
-    env_file.write_text(
-        "# comment\n"
-        "SNOWFLAKE_ACCOUNT=FILE-ACCT  # trailing comment\n"
-        "export SNOWFLAKE_USER='FILE_USER'\n"
-        'SNOWFLAKE_DATABASE="FILE_DB"\n'
-        "SNOWFLAKE_SCHEMA=\n"
-        "IMAGE=file.example/elastic-native:9\n"
-        "K8S_NAMESPACE=bench\n"
-    )
-    base = ["r", "--target-bps", "1", "--duration-seconds", "5", "--workers", "1", "--dry-run"]
-    proc = run_job(*base, env_file=str(env_file), SNOWFLAKE_DATABASE="ENV_DB")
-    assert proc.returncode == 0, proc.stderr
-    objs = objects(proc.stdout)
-    data = objs["ConfigMap"]["data"]
-    assert data["SNOWFLAKE_ACCOUNT"] == "FILE-ACCT"
-    assert data["SNOWFLAKE_USER"] == "FILE_USER"
-    assert data["SNOWFLAKE_DATABASE"] == "ENV_DB"  # the environment wins over the file
-    assert data["SNOWFLAKE_SCHEMA"] == "PUBLIC"  # empty means the default
-    assert objs["Job"]["metadata"]["namespace"] == "bench"
-    assert _container(objs["Job"])["image"] == "file.example/elastic-native:9"
-    # An option wins over both.
-    proc = run_job(*base, "--account", "OPT-ACCT", env_file=str(env_file))
-    assert objects(proc.stdout)["ConfigMap"]["data"]["SNOWFLAKE_ACCOUNT"] == "OPT-ACCT"
-
-
-def test_bad_env_file_lines_are_named(tmp_path: Path) -> None:
-    env_file = tmp_path / "bad.env"
-    env_file.write_text("SNOWFLAKE_ACCOUNT=A\nthis is not a setting\n")
-    proc = run_job("--dry-run", "r", env_file=str(env_file))
-    assert proc.returncode == 2
-    assert "line 2" in proc.stderr and "KEY=VALUE" in proc.stderr
-    proc = run_job("r", env_file=str(tmp_path / "missing.env"))
-    assert proc.returncode == 2 and "missing.env" in proc.stderr
 
 
 def test_help_explains_usage() -> None:

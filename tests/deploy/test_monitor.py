@@ -1,0 +1,168 @@
+"""deploy/deploy_monitor.sh and deploy/monitor/: the monitor's Deployment and its
+least-privilege RBAC, rendered without a cluster and validated like the Job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+yaml = pytest.importorskip("yaml")
+
+IMAGE = "registry.example/team/elastic-native:0.1.0"
+SETTINGS = {
+    "IMAGE": IMAGE,
+    "SNOWFLAKE_ACCOUNT": "ORG-ACCT",
+    "SNOWFLAKE_USER": "INGEST",
+    "SNOWFLAKE_DATABASE": "DEMO",
+}
+OLDEST_KUBERNETES = "1.29.0"
+
+
+def _render(deploy, *args: str, run_id: str = "ref-455", **settings: str) -> dict[str, Any]:
+    proc = deploy.run("deploy_monitor", run_id, *args, "--dry-run", **{**SETTINGS, **settings})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    docs = [d for d in yaml.safe_load_all(proc.stdout) if d is not None]
+    kinds = [d["kind"] for d in docs]
+    assert len(kinds) == len(set(kinds))
+    return {d["kind"]: d for d in docs}
+
+
+def _pod(objs: dict[str, Any]) -> dict[str, Any]:
+    return objs["Deployment"]["spec"]["template"]["spec"]
+
+
+def test_kinds_and_labels(deploy) -> None:
+    objs = _render(deploy)
+    assert set(objs) == {"ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment"}
+    for obj in objs.values():
+        assert obj["metadata"]["namespace"] == "default"
+        # teardown.sh deletes by this label
+        assert obj["metadata"]["labels"]["app.kubernetes.io/part-of"] == "elastic-native"
+
+
+def test_role_may_only_read_pods_and_their_logs(deploy) -> None:
+    objs = _render(deploy)
+    rules = objs["Role"]["rules"]
+    granted = {(r, v) for rule in rules for r in rule["resources"] for v in rule["verbs"]}
+    assert granted == {
+        ("pods", "get"),
+        ("pods", "list"),
+        ("pods", "watch"),
+        ("pods/log", "get"),
+    }
+    assert all(rule["apiGroups"] == [""] for rule in rules)
+    binding = objs["RoleBinding"]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": objs["Role"]["metadata"]["name"],
+    }
+    account = objs["ServiceAccount"]["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": account, "namespace": "default"}
+    ]
+    assert _pod(objs)["serviceAccountName"] == account
+
+
+def test_the_monitor_command_and_its_settings(deploy) -> None:
+    objs = _render(deploy, "--role", "MON_ROLE")
+    dep = objs["Deployment"]
+    assert dep["spec"]["replicas"] == 1
+    assert dep["spec"]["strategy"] == {"type": "Recreate"}
+    pod = _pod(objs)
+    (c,) = pod["containers"]
+    assert c["image"] == IMAGE
+    assert c["command"] == ["elastic-channels", "monitor", "--k8s", "--run-id", "ref-455"]
+    assert c["envFrom"] == [{"configMapRef": {"name": objs["ConfigMap"]["metadata"]["name"]}}]
+    assert objs["ConfigMap"]["data"] == {
+        "SNOWFLAKE_ACCOUNT": "ORG-ACCT",
+        "SNOWFLAKE_USER": "INGEST",
+        "SNOWFLAKE_ROLE": "MON_ROLE",
+        "SNOWFLAKE_DATABASE": "DEMO",
+        "SNOWFLAKE_SCHEMA": "PUBLIC",
+    }
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in c["env"]}
+    assert env["POD_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    mounts = {m["name"]: m for m in c["volumeMounts"]}
+    assert env["SNOWFLAKE_PRIVATE_KEY_FILE"] == mounts["snowflake-key"]["mountPath"] + "/rsa_key.p8"
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["snowflake-key"]["secret"]["secretName"] == "snowflake-key"
+    # Kept off the worker nodes: no toleration for their taint.
+    assert "tolerations" not in pod
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert c["resources"]["limits"]["memory"] == "512Mi"
+
+
+def test_selector_matches_the_pod_template(deploy) -> None:
+    dep = _render(deploy, run_id="Run_2026.10")["Deployment"]
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert dep["metadata"]["name"] == "elastic-monitor-run-2026-10"
+    assert labels["elastic-channels/run-id"] == "Run_2026.10"
+
+
+@pytest.mark.parametrize("version", [OLDEST_KUBERNETES, "latest"])
+def test_valid_kubernetes_objects(deploy, version: str) -> None:
+    kv = pytest.importorskip("kubernetes_validate")
+    if version == "latest":
+        version = kv.latest_version()
+    for obj in _render(deploy, "--namespace", "bench").values():
+        kv.validate(obj, version, strict=True)
+
+
+def test_placeholders_also_validate(deploy) -> None:
+    kv = pytest.importorskip("kubernetes_validate")
+    proc = deploy.run("deploy_monitor", "r1", "--dry-run")
+    assert proc.returncode == 0
+    assert "IMAGE" in proc.stderr and "SNOWFLAKE_ACCOUNT" in proc.stderr
+    for obj in yaml.safe_load_all(proc.stdout):
+        if obj is not None:
+            kv.validate(obj, kv.latest_version(), strict=True)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "RUN_ID is required"),
+        (["bad/id"], "RUN_ID 'bad/id'"),
+        (["r", "--namespace", "Bad_NS"], "--namespace 'Bad_NS'"),
+        (["r", "--image", "has space"], "--image"),
+        (["r", "--database", "a-b"], "--database 'a-b'"),
+        (["r", "s"], "unexpected argument 's'"),
+    ],
+)
+def test_bad_arguments_are_named(deploy, args: list[str], message: str) -> None:
+    proc = deploy.run("deploy_monitor", *args, "--dry-run", **SETTINGS)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+
+
+def test_real_run_applies_the_dry_run_manifests(deploy) -> None:
+    deploy.stub("kubectl")
+    expected = deploy.run("deploy_monitor", "ref-1", "--dry-run", **SETTINGS).stdout
+    proc = deploy.run("deploy_monitor", "ref-1", **SETTINGS)
+    assert proc.returncode == 0, proc.stderr
+    calls = deploy.calls()
+    assert calls[0] == "kubectl get secret snowflake-key --namespace default"
+    assert calls[1] == "kubectl apply --namespace default -f -"
+    assert deploy.stdin_of(1, "kubectl") == expected
+    assert "deployment/elastic-monitor-ref-1" in proc.stderr
+
+
+def test_real_run_without_the_secret_says_how_to_make_it(deploy) -> None:
+    deploy.stub("kubectl", "exit 1")
+    proc = deploy.run("deploy_monitor", "ref-1", **SETTINGS)
+    assert proc.returncode == 2
+    assert "deploy/create_secret.sh" in proc.stderr
+    assert len(deploy.calls()) == 1  # nothing applied
+
+
+def test_delete(deploy) -> None:
+    proc = deploy.run("deploy_monitor", "ref-1", "--delete", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert deploy.commands(proc.stdout) == [
+        "kubectl delete deployment,configmap --namespace default --ignore-not-found "
+        "-l app.kubernetes.io/name=elastic-monitor,elastic-channels/run-id=ref-1"
+    ]
