@@ -73,3 +73,62 @@ def test_help_explains_run(tmp_path: Path) -> None:
         assert flag in proc.stdout
     # Defaults argparse holds are shown; flags that default to None explain themselves.
     assert "(default: 1)" in proc.stdout and "default: None" not in proc.stdout
+
+
+def _child_pids(parent: int) -> dict[int, str]:
+    """The child processes of ``parent`` and their command lines (from /proc)."""
+    out = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            out[int(stat.parent.name)] = cmdline
+    return out
+
+
+def test_a_killed_worker_is_reported_lost_unknown_and_progress_goes_on(tmp_path: Path) -> None:
+    """SIGKILL one of two workers mid-run: the run must not claim lost = 0, must say
+    what it knows of that worker, and must keep printing the other's windows."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elastic_channels", "run", "--workers", "2",
+         "--target-bps", "5e6", "--duration-seconds", "8", "--window-seconds", "1",
+         "--run-id", "cli-kill", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        victim = None
+        deadline = time.monotonic() + 30
+        while victim is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            for pid, cmd in _child_pids(proc.pid).items():
+                if "--worker-id 1" in cmd:
+                    victim = pid
+        assert victim is not None, "worker 1 never started"
+        time.sleep(3)  # let it send and report windows first
+        import os
+
+        os.kill(victim, signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err[-3000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["failed_workers"] == [1]
+    landed = result["landed"]
+    assert landed["lost"] is None and landed["rows_expected"] is None
+    (killed,) = landed["killed_workers"]
+    assert killed["worker_id"] == 1 and killed["lost"] == "unknown"
+    assert killed["exit_code"] == -signal.SIGKILL
+    assert killed["unacked_bytes_at_last_window"] is not None
+    assert killed["rows_landed"] > 0 and killed["missing_below_last_landed"] >= 0
+    assert "lost unknown" in out and "worker 1 ended without a summary" in out
+    # Worker 0 ran on to the end, and its windows kept coming after the kill.
+    assert [s["worker_id"] for s in result["worker_summaries"]] == [0]
+    assert len(result["windows"]) >= 7, result["windows"]

@@ -87,6 +87,19 @@ def watch(
         if progress is not None:
             print("interrupted: workers are draining their acks", file=progress, flush=True)
 
+    def emit_ready() -> None:
+        """Print every pending fleet window that all live workers have reported (a
+        worker that died without a summary reports no more, and is not waited for)."""
+        alive = sum(1 for w in workers if w.summary is None and w.proc.poll() is None)
+        for k in sorted(by_index):
+            if len(by_index[k]) < max(alive, 1):
+                break
+            agg = aggregate_window(by_index.pop(k))
+            agg["t"] = round(agg["end"] - t0, 1)
+            fleet.append(agg)
+            if progress is not None:
+                print(format_window(agg), file=progress, flush=True)
+
     previous = signal.signal(signal.SIGINT, on_signal)
     try:
         while any(wp.proc.poll() is None for wp in workers) or not lines.empty():
@@ -97,21 +110,15 @@ def watch(
                     for wp in workers:
                         if wp.proc.poll() is None:
                             wp.proc.kill()
+                emit_ready()
                 continue
             wp = next(w for w in workers if w.worker_id == worker_id)
             if record.get("type") == "summary":
                 wp.summary = record
             elif record.get("type") == "window":
                 wp.windows.append(record)
-                k = len(wp.windows) - 1
-                by_index.setdefault(k, []).append(record)
-                alive = sum(1 for w in workers if w.summary is None)
-                if len(by_index[k]) >= max(alive, 1):
-                    agg = aggregate_window(by_index.pop(k))
-                    agg["t"] = round(agg["end"] - t0, 1)
-                    fleet.append(agg)
-                    if progress is not None:
-                        print(format_window(agg), file=progress, flush=True)
+                by_index.setdefault(len(wp.windows) - 1, []).append(record)
+            emit_ready()
     finally:
         signal.signal(signal.SIGINT, previous)
     for t in threads:

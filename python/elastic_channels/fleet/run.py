@@ -19,7 +19,7 @@ from typing import Any
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, flag_args, resolve
 from . import local, report
-from .verify import verify_landed
+from .verify import describe, verify_landed
 
 DEFAULT_HOME = Path(".elastic-channels")
 #: The worker settings ``run`` takes itself and hands on to every worker.
@@ -120,6 +120,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         deadline = time.monotonic() + v["duration_seconds"] + 300
         fleet = local.watch(workers, sys.stderr, deadline)
         summaries = [wp.summary for wp in workers if wp.summary]
+        killed = [
+            {"worker_id": wp.worker_id, "exit_code": wp.proc.returncode,
+             "last_window": wp.windows[-1] if wp.windows else None}
+            for wp in workers if wp.summary is None
+        ]  # fmt: skip
         for wp in workers:
             if wp.summary is None:
                 print(
@@ -128,17 +133,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
         totals = report.fleet_totals(summaries)
-        landed = verify_landed(emu, run_id, summaries) if emu is not None else None
+        landed = verify_landed(emu, run_id, summaries, killed) if emu is not None else None
     finally:
         if emu is not None:
             emu.stop()
     print(report.summary_table(summaries, totals))
     if landed is not None:
-        print(
-            f"\nlanded {landed['rows_landed']:,} rows of {landed['rows_expected']:,} generated: "
-            f"{landed['duplicates']:,} duplicates, {landed['lost']:,} lost; ingest-to-visible "
-            f"p50 {landed['visible_p50_ms']} ms, p99 {landed['visible_p99_ms']} ms"
-        )
+        print("\n" + describe(landed))
         print(
             f"query it: elastic-channels emulator query --data-dir {args.data_dir} "
             f"\"SELECT RESORT, sum(AMOUNT) FROM RESORT_SALES WHERE RUN_ID = '{run_id}' "
@@ -161,6 +162,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     ok = not failed and len(summaries) == args.workers and (landed is None or landed["lost"] == 0)
+    under = [s["worker_id"] for s in summaries if s.get("under_target")]
+    if under:
+        print(
+            f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
+        )
     return 0 if ok else 1
 
 

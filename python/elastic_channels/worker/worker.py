@@ -190,7 +190,7 @@ class Worker:
         windows); ``append_own_cpu_s`` our side of the append calls alone. The SDK's
         own threads are in none of them."""
         sdk = self.channel.sdk_cpu_s
-        return self.meter.summary(
+        summary = self.meter.summary(
             unacked,
             **self._ids(),
             **extra,
@@ -204,3 +204,17 @@ class Worker:
             own_cpu_s=round(self.loop_cpu_s - sdk, 3),
             append_own_cpu_s=round(self.append_cpu_s - sdk, 3),
         )
+        summary.update(self._shortfall(summary))
+        return summary
+
+    def _shortfall(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """Whether the run sent less than its target asked for (a stall, a dead channel,
+        back-pressure), and by how much: more than two batches or 2% short counts."""
+        due = self.cfg.target_bps * summary["seconds"]
+        short = max(0.0, due - summary["bytes_sent"])
+        under = short > max(2 * self.cfg.batch_bytes, 0.02 * due)
+        return {
+            "target_bps": self.cfg.target_bps,
+            "under_target": under,
+            "short_mb": round(short / 1e6, 3) if under else 0.0,
+        }
