@@ -1,0 +1,97 @@
+"""A Snowflake account as a dashboard target, through snowflake-connector-python.
+
+Credentials are the ones ``run`` and ``setup`` take: ``--profile`` (an SDK profile JSON)
+and the ``SNOWFLAKE_*`` variables (account, user, key, role, warehouse, database,
+schema). The landing table must have ``ROW_TIMESTAMP = TRUE`` for the ingest-to-visible
+figures (``METADATA$ROW_LAST_COMMIT_TIME``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..snowflake.connection import connection_params
+from ..snowflake.ddl import SetupError
+from .dialect import SNOWFLAKE
+from .source import DataSource, NoData, QueryError
+
+__all__ = ["AccountSource"]
+
+
+def _params(profile: str | None) -> dict[str, Any]:
+    env = os.environ.get
+    ns = argparse.Namespace(
+        profile=profile,
+        account=env("SNOWFLAKE_ACCOUNT"),
+        user=env("SNOWFLAKE_USER"),
+        role=env("SNOWFLAKE_ROLE"),
+        warehouse=env("SNOWFLAKE_WAREHOUSE"),
+        private_key_file=env("SNOWFLAKE_PRIVATE_KEY_FILE"),
+    )
+    try:
+        params = connection_params(ns)
+    except SetupError as e:
+        raise QueryError(f"account settings: {e}") from None
+    if params is None:
+        raise QueryError("no account: give --profile or set SNOWFLAKE_ACCOUNT")
+    prof: dict[str, Any] = json.loads(Path(profile).read_text()) if profile else {}
+    for key in ("database", "schema", "warehouse"):
+        value = env(f"SNOWFLAKE_{key.upper()}") or prof.get(key)
+        if value:
+            params[key] = value
+    if "database" not in params:
+        raise QueryError("no database: set SNOWFLAKE_DATABASE or 'database' in --profile")
+    params.setdefault("schema", "PUBLIC")
+    params["client_session_keep_alive"] = True
+    return params
+
+
+class AccountSource(DataSource):
+    """One connector session, shared by the app's reruns (queries are serialised)."""
+
+    dialect = SNOWFLAKE
+
+    def __init__(self, profile: str | None) -> None:
+        self._params = _params(profile)
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self.description = (
+            f"account {self._params['account']}, "
+            f"{self._params['database']}.{self._params['schema']}"
+        )
+
+    def _connect(self) -> Any:
+        try:
+            connector = importlib.import_module("snowflake.connector")
+        except ImportError:
+            raise QueryError(
+                "reading an account needs snowflake-connector-python: pip install '.[setup]'"
+            ) from None
+        try:
+            return connector.connect(**self._params)
+        except Exception as e:
+            raise QueryError(f"cannot connect to {self._params['account']}: {e}") from None
+
+    def rows(self, sql: str) -> list[dict[str, Any]]:
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect()
+            try:
+                cur = self._conn.cursor()
+                try:
+                    cur.execute(sql)
+                    names = [d[0] for d in cur.description or ()]
+                    return [dict(zip(names, row)) for row in cur.fetchall()]
+                finally:
+                    cur.close()
+            except Exception as e:
+                msg = str(e)
+                if "does not exist" in msg:
+                    raise NoData(msg) from None
+                raise QueryError(f"query on {self.description} failed: {msg}") from None

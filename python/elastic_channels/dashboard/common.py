@@ -1,0 +1,61 @@
+"""What both pages share: the data source, cached queries, the refresh toggle, messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from .settings import Settings
+from .source import DataSource, EmulatorSource, QueryError
+
+__all__ = ["auto_refresh", "load", "show_query_error", "source"]
+
+
+@st.cache_resource(show_spinner=False)
+def _source(settings: Settings) -> DataSource:
+    if settings.uses_account():
+        from .account import AccountSource
+
+        return AccountSource(settings.profile)
+    return EmulatorSource(settings.data_dir)
+
+
+def source() -> tuple[Settings, DataSource]:
+    """The settings from the environment and the target they name (one per process)."""
+    settings = Settings.from_env()
+    return settings, _source(settings)
+
+
+@st.cache_data(ttl=2.0, show_spinner=False, max_entries=256)
+def _load(key: str, _src: DataSource, sql: str, times: tuple[str, ...]) -> pd.DataFrame:
+    return _src.query(sql, times=times)
+
+
+def load(src: DataSource, sql: str, times: Sequence[str] = ()) -> pd.DataFrame:
+    """``sql`` on the target (results kept 2 s, so several viewers cost one query)."""
+    return _load(src.description.split(" (")[0], src, sql, tuple(times))
+
+
+def show_query_error(e: QueryError, what: str) -> None:
+    st.error(f"Could not read {what}: {e}")
+
+
+def auto_refresh(settings: Settings, src: DataSource) -> float | None:
+    """The sidebar toggle; the refresh period in seconds, or None when off."""
+    with st.sidebar:
+        live = st.toggle(
+            f"Auto-refresh every {settings.refresh_s:g} s",
+            value=True,
+            key="auto_refresh",
+            help="Re-run the page's queries periodically while a run goes on.",
+        )
+        st.caption(src.description)
+    return settings.refresh_s if live else None
+
+
+def pick(label: str, options: list[Any], key: str, fmt: Callable[[Any], str] = str) -> Any:
+    """A selectbox whose first option (the latest) is the default."""
+    return st.selectbox(label, options, index=0, key=key, format_func=fmt)

@@ -1,0 +1,214 @@
+"""The "Run" queries over the monitor's metrics table (one row per worker per window).
+
+The table's columns are read from the target (``information_schema``) and each figure
+the page draws is looked up under the names the monitor may give it
+(:data:`CONCEPTS`), so a column the monitor adds later shows up, and one it does not
+write is left out of the page, never a failed query. When the monitor writes fleet-wide
+rows (``IS_FLEET``, with percentiles from merged histograms) the page charts those;
+otherwise it aggregates the workers' windows per time bucket on the target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..model import METRICS_TABLE_NAME
+from .dialect import Dialect, sql_string
+
+__all__ = ["CONCEPTS", "MetricsColumns", "fleet_series", "runs", "totals", "workers"]
+
+TABLE = METRICS_TABLE_NAME
+
+#: figure -> the column names it may have, preferred first.
+CONCEPTS: dict[str, tuple[str, ...]] = {
+    "run": ("RUN_ID",),
+    "worker": ("WORKER_ID",),
+    "start": ("WINDOW_START",),
+    "end": ("WINDOW_END",),
+    "rows": ("ROWS_APPENDED", "ROWS_SENT", "ROWS"),
+    "bytes": ("BYTES_APPENDED", "BYTES_SENT", "BYTES"),
+    "mb_s": ("MB_PER_SEC", "MB_PER_S", "MBPS"),
+    "rows_s": ("ROWS_PER_SEC", "ROWS_PER_S"),
+    "target_mb_s": ("TARGET_MB_PER_SEC", "TARGET_MB_PER_S"),
+    "target_bps": ("TARGET_BPS", "TARGET_BYTES_PER_SEC"),
+    "workers": ("WORKERS_REPORTING", "WORKERS"),
+    "ack_p50": ("ACK_P50_MS", "ACK_LATENCY_P50_MS"),
+    "ack_p99": ("ACK_P99_MS", "ACK_LATENCY_P99_MS"),
+    "visible_p50": ("INGEST_TO_VISIBLE_P50_MS", "VISIBLE_P50_MS", "INGEST_VISIBLE_P50_MS"),
+    "visible_p99": ("INGEST_TO_VISIBLE_P99_MS", "VISIBLE_P99_MS", "INGEST_VISIBLE_P99_MS"),
+    "behind_s": ("BEHIND_SCHEDULE_S", "BEHIND_SCHEDULE_SECONDS", "BEHIND_S"),
+    "behind_ms": ("BEHIND_SCHEDULE_MS", "BEHIND_MS"),
+    "resends": ("RESENT_BATCHES", "RESENDS", "RESENT_ROWS"),
+    "retries": ("SDK_RETRIES", "RETRIES"),
+    "errors": ("ERRORS", "ERROR_COUNT"),
+    "cpu_mcores": ("CPU_MILLICORES", "CPU_MCORES"),
+    "cpu_pct": ("CPU_PCT", "CPU_PERCENT"),
+    "rss": ("RSS_MIB", "PEAK_RSS_MIB"),
+    "unacked": ("UNACKED_ROWS", "IN_FLIGHT_ROWS"),
+    "is_summary": ("IS_SUMMARY",),
+    "is_fleet": ("IS_FLEET",),
+    "state": ("STATE", "WORKER_STATE", "STATUS"),
+    "error": ("ERROR", "ERROR_MESSAGE", "LAST_ERROR"),
+    "raw": ("RAW",),
+}
+
+#: (concept, label on the page) of the per-window series, in drawing order.
+SERIES = (
+    ("mb_s", "MB/s"), ("rows_s", "rows/s"), ("target_mb_s", "target MB/s"),
+    ("workers", "workers reporting"), ("ack_p50", "ack p50 ms"), ("ack_p99", "ack p99 ms"),
+    ("visible_p50", "ingest-to-visible p50 ms"), ("visible_p99", "ingest-to-visible p99 ms"),
+    ("behind_s", "behind schedule s"), ("behind_ms", "behind schedule ms"),
+    ("resends", "resends"), ("retries", "SDK retries"), ("errors", "errors"),
+)  # fmt: skip
+#: How a per-worker figure combines into a fleet one when there are no fleet rows.
+_FLEET_AGG = {
+    "mb_s": "sum", "rows_s": "sum", "target_mb_s": "sum", "ack_p50": "max", "ack_p99": "max",
+    "visible_p50": "max", "visible_p99": "max", "behind_s": "max", "behind_ms": "max",
+    "resends": "sum", "retries": "sum", "errors": "sum",
+}  # fmt: skip
+#: (concept, label) of the per-worker table's figures.
+WORKER_FIGURES = (
+    ("mb_s", "MB/s"), ("rows_s", "rows/s"), ("ack_p50", "ack p50 ms"), ("ack_p99", "ack p99 ms"),
+    ("cpu_mcores", "CPU mcores"), ("cpu_pct", "CPU %"), ("rss", "RSS MiB"),
+    ("unacked", "unacked rows"), ("resends", "resends"), ("retries", "SDK retries"),
+    ("errors", "errors"),
+)  # fmt: skip
+REQUIRED = ("run", "worker", "end")
+
+
+@dataclass(frozen=True)
+class MetricsColumns:
+    """Which figures the metrics table holds, and under what column name."""
+
+    names: dict[str, str]
+
+    @classmethod
+    def resolve(cls, columns: Iterable[str]) -> MetricsColumns:
+        have = {c.upper() for c in columns}
+        found = {}
+        for concept, candidates in CONCEPTS.items():
+            for c in candidates:
+                if c in have:
+                    found[concept] = c
+                    break
+        return cls(found)
+
+    def missing_required(self) -> list[str]:
+        return [CONCEPTS[c][0] for c in REQUIRED if c not in self.names]
+
+    def has(self, concept: str) -> bool:
+        return concept in self.names
+
+    def col(self, concept: str) -> str:
+        return self.names[concept]
+
+    def flag(self, concept: str) -> str:
+        """``coalesce(<boolean column>, FALSE)``, or FALSE when the table has none."""
+        return f"coalesce({self.names[concept]}, FALSE)" if concept in self.names else "FALSE"
+
+    def error_expr(self, d: Dialect) -> str:
+        if self.has("error"):
+            return f"CAST({self.col('error')} AS VARCHAR)"
+        if self.has("raw"):
+            return d.json_text(self.col("raw"), "error")
+        return "CAST(NULL AS VARCHAR)"
+
+
+def _run(run_id: str) -> str:
+    return f"RUN_ID = {sql_string(run_id)}"
+
+
+def runs(d: Dialect, limit: int = 50) -> str:
+    return (
+        f"SELECT RUN_ID, max(WINDOW_END) AS LAST_WINDOW, count(*) AS METRIC_ROWS FROM {TABLE} "
+        f"GROUP BY RUN_ID ORDER BY LAST_WINDOW DESC LIMIT {int(limit)}"
+    )
+
+
+def window_seconds(d: Dialect, run_id: str, m: MetricsColumns) -> str:
+    """The workers' typical window length (s), to bucket their windows into fleet ones."""
+    if not m.has("start"):
+        return "SELECT CAST(NULL AS DOUBLE) AS WINDOW_S"
+    return (
+        f"SELECT avg({d.diff_ms(m.col('start'), m.col('end'))}) / 1000.0 AS WINDOW_S "
+        f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_summary')} "
+        f"AND NOT {m.flag('is_fleet')}"
+    )
+
+
+def fleet_series(d: Dialect, run_id: str, m: MetricsColumns, bucket_s: int) -> str:
+    """One row per window of the whole fleet: ``T`` and one column per figure present.
+
+    From the monitor's fleet rows when it writes them, else the workers' windows summed
+    (rates, counts) or maxed (latencies: the worst worker) per ``bucket_s`` bucket.
+    """
+    series = [(c, label) for c, label in SERIES if m.has(c)]
+    base = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_summary')}"
+    if m.has("is_fleet"):
+        cols = ", ".join(f'{m.col(c)} AS "{label}"' for c, label in series)
+        return (
+            f"SELECT {m.col('end')} AS T{', ' + cols if cols else ''} {base} "
+            f"AND {m.flag('is_fleet')} ORDER BY T"
+        )
+    t = d.bucket(m.col("end"), bucket_s)
+    cols = [f'count(DISTINCT {m.col("worker")}) AS "workers reporting"']
+    for c, label in series:
+        if c != "workers":
+            cols.append(f'{_FLEET_AGG[c]}({m.col(c)}) AS "{label}"')
+    return f"SELECT {t} AS T, {', '.join(cols)} {base} GROUP BY {t} ORDER BY T"
+
+
+def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
+    """One row per worker: its latest window's figures and its state, slowest first.
+
+    State: the monitor's own state column if any; else ``failed`` (a summary with an
+    error), ``done`` (a summary), ``missing`` (no window in the ``stale_s`` seconds
+    before the fleet's latest one), ``running``.
+    """
+    w, end = m.col("worker"), m.col("end")
+    figures = [(c, label) for c, label in WORKER_FIGURES if m.has(c)]
+    own_state = f"max(CAST({m.col('state')} AS VARCHAR))" if m.has("state") else "NULL"
+    windows = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_fleet')}"
+    latest_cols = ", ".join(f'L.{m.col(c)} AS "{label}"' for c, label in figures)
+    return (
+        f"WITH LATEST AS (SELECT * {windows} AND NOT {m.flag('is_summary')} "
+        f"QUALIFY row_number() OVER (PARTITION BY {w} ORDER BY {end} DESC) = 1), "
+        f"ENDS AS (SELECT {w} AS WID, {own_state} AS OWN_STATE, "
+        f"max(CASE WHEN {m.flag('is_summary')} THEN 1 ELSE 0 END) AS DONE, "
+        f"max(CASE WHEN {m.flag('is_summary')} THEN {m.error_expr(d)} END) AS ERROR "
+        f"{windows} GROUP BY {w}), "
+        f"HORIZON AS (SELECT max({end}) AS LAST_END {windows}) "
+        f"SELECT E.WID AS WORKER_ID, "
+        "CASE WHEN E.OWN_STATE IS NOT NULL THEN lower(E.OWN_STATE) "
+        "WHEN E.ERROR IS NOT NULL THEN 'failed' WHEN E.DONE = 1 THEN 'done' "
+        f"WHEN L.{end} IS NULL OR L.{end} < {d.minus_seconds('H.LAST_END', int(stale_s))} "
+        "THEN 'missing' ELSE 'running' END AS STATE"
+        f"{', ' + latest_cols if latest_cols else ''}, L.{end} AS LAST_WINDOW_END, E.ERROR "
+        f"FROM ENDS E LEFT JOIN LATEST L ON L.{w} = E.WID CROSS JOIN HORIZON H "
+        + ('ORDER BY "MB/s" ASC NULLS FIRST, WORKER_ID' if m.has("mb_s") else "ORDER BY WORKER_ID")
+    )
+
+
+def totals(d: Dialect, run_id: str, m: MetricsColumns) -> str:
+    """The run's totals from the workers' summary rows (or their windows without any)."""
+    parts = [f"count(DISTINCT {m.col('worker')}) AS WORKERS"]
+    for c, label in (("rows", "ROWS"), ("bytes", "BYTES"), ("resends", "RESENDS"),
+                     ("retries", "SDK_RETRIES"), ("errors", "ERRORS")):  # fmt: skip
+        if m.has(c):
+            parts.append(f"sum({m.col(c)}) AS {label}")
+    if m.has("start"):
+        parts.append(f"min({m.col('start')}) AS FIRST_WINDOW")
+    parts.append(f"max({m.col('end')}) AS LAST_WINDOW")
+    rows = f"{TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_fleet')}"
+    has_summary = f"(SELECT count(*) FROM {rows} AND {m.flag('is_summary')}) > 0"
+    pick = f"{m.flag('is_summary')} = ({has_summary})"
+    return f"SELECT {', '.join(parts)}, {has_summary} AS FROM_SUMMARIES FROM {rows} AND {pick}"
+
+
+def landed(run_id: str, sales_table: str) -> str:
+    """Rows of the run in the landing table, and how many are duplicates (a full scan)."""
+    return (
+        "SELECT count(*) AS LANDED, count(*) - count(DISTINCT TXID) AS DUPLICATES, "
+        f"count(DISTINCT TXID) AS DISTINCT_TXIDS FROM {sales_table} WHERE {_run(run_id)}"
+    )

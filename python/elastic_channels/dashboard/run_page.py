@@ -1,0 +1,159 @@
+"""The "Run" page (the engineer): fleet throughput, latency and health from the metrics
+table, per-worker state, and the run's totals."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from . import metrics_sql as m
+from .common import auto_refresh, load, pick, show_query_error, source
+from .sales_sql import TABLE as SALES_TABLE
+from .source import DataSource, NoData, QueryError
+
+__all__ = ["NO_METRICS", "main"]
+
+TITLE = "Run"
+NO_METRICS = "No metrics yet for this run"
+#: Charts: (title, series labels as written by metrics_sql.SERIES)
+CHARTS = (
+    ("Throughput (MB/s)", ("MB/s", "target MB/s")),
+    ("Rows/s", ("rows/s",)),
+    ("Workers reporting", ("workers reporting",)),
+    ("Batch ack latency (ms)", ("ack p50 ms", "ack p99 ms")),
+    ("Ingest-to-visible (ms)", ("ingest-to-visible p50 ms", "ingest-to-visible p99 ms")),
+    (
+        "Behind schedule, resends, SDK retries, errors",
+        ("behind schedule s", "behind schedule ms", "resends", "SDK retries", "errors"),
+    ),
+)
+
+
+def _columns(src: DataSource) -> m.MetricsColumns | None:
+    cols = load(src, src.dialect.table_columns(m.TABLE))
+    if cols.empty:
+        st.info(
+            f"{NO_METRICS}: the table {m.TABLE} does not exist yet. The monitor writes it "
+            "(one row per worker per window) while a run goes on."
+        )
+        return None
+    resolved = m.MetricsColumns.resolve(cols["COLUMN_NAME"])
+    missing = resolved.missing_required()
+    if missing:
+        st.warning(f"{m.TABLE} lacks the columns {', '.join(missing)}: nothing to draw.")
+        return None
+    return resolved
+
+
+def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
+    t = load(src, m.totals(src.dialect, run_id, cols), times=("FIRST_WINDOW", "LAST_WINDOW"))
+    t = t.iloc[0]
+    shown = st.columns(6)
+    shown[0].metric("Workers", f"{int(t['WORKERS'])}")
+    if "ROWS" in t:
+        shown[1].metric("Rows appended", f"{int(t['ROWS'] or 0):,}")
+    if "BYTES" in t:
+        shown[2].metric("GB appended", f"{(t['BYTES'] or 0) / 1e9:,.3f}")
+        if "FIRST_WINDOW" in t and pd.notna(t["FIRST_WINDOW"]):
+            secs = (t["LAST_WINDOW"] - t["FIRST_WINDOW"]).total_seconds()
+            if secs > 0:
+                shown[3].metric("Mean MB/s", f"{(t['BYTES'] or 0) / secs / 1e6:,.1f}")
+    for i, (key, label) in enumerate((("RESENDS", "Resends"), ("ERRORS", "Errors")), start=4):
+        if key in t:
+            shown[i].metric(label, f"{int(t[key] or 0):,}")
+    basis = "workers' summaries" if t["FROM_SUMMARIES"] else "windows so far (no summaries yet)"
+    st.caption(f"Totals from the {basis}.")
+    return t
+
+
+def _landed(src: DataSource, run_id: str, totals: pd.Series) -> None:
+    if not st.toggle(
+        "Count landed rows and duplicates (scans the run's rows in RESORT_SALES)",
+        key="count_landed",
+    ):
+        return
+    got = load(src, m.landed(run_id, SALES_TABLE)).iloc[0]
+    cols = st.columns(3)
+    cols[0].metric("Landed", f"{int(got['LANDED']):,}")
+    cols[1].metric("Duplicates", f"{int(got['DUPLICATES']):,}")
+    if totals.get("FROM_SUMMARIES") and "ROWS" in totals:
+        lost = max(0, int(totals["ROWS"] or 0) - int(got["DISTINCT_TXIDS"]))
+        cols[2].metric("Lost", f"{lost:,}")
+    else:
+        cols[2].metric("Lost", "unknown until every worker's summary is in")
+
+
+def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
+    d = src.dialect
+    window = load(src, m.window_seconds(d, run_id, cols))["WINDOW_S"].iloc[0]
+    bucket_s = max(1, round(float(window))) if pd.notna(window) else 1
+    df = load(src, m.fleet_series(d, run_id, cols, bucket_s), times=("T",))
+    if df.empty:
+        st.info(f"{NO_METRICS}: no windows yet.")
+        return
+    how = (
+        "fleet rows written by the monitor (percentiles from merged histograms)"
+        if cols.has("is_fleet")
+        else f"workers' windows per {bucket_s} s (rates summed, latencies: the worst worker)"
+    )
+    st.caption(f"Per window, from {how}.")
+    grid = st.columns(2)
+    drawn = 0
+    for title, labels in CHARTS:
+        present = [c for c in labels if c in df.columns]
+        if not present:
+            continue
+        with grid[drawn % 2]:
+            st.subheader(title)
+            st.line_chart(df, x="T", y=present, x_label="window end (UTC)")
+        drawn += 1
+
+
+def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns, refresh_s: float) -> None:
+    st.subheader("Workers (slowest first)")
+    stale_s = max(15.0, 3 * refresh_s)
+    df = load(src, m.workers(src.dialect, run_id, cols, stale_s), times=("LAST_WINDOW_END",))
+    failed = df[df["STATE"] == "failed"]
+    for _, w in failed.iterrows():
+        st.error(f"Worker {int(w['WORKER_ID'])} failed: {w['ERROR'] or 'no reason given'}")
+    missing = df[df["STATE"] == "missing"]
+    if not missing.empty:
+        ids = ", ".join(str(int(i)) for i in missing["WORKER_ID"])
+        st.warning(f"No window for {stale_s:g} s from worker(s) {ids}.")
+    st.dataframe(df, hide_index=True, key="workers")
+
+
+def _body(src: DataSource, refresh_s: float) -> None:
+    cols = _columns(src)
+    if cols is None:
+        return
+    runs = load(src, m.runs(src.dialect), times=("LAST_WINDOW",))
+    if runs.empty:
+        st.info(f"{NO_METRICS}: {m.TABLE} is empty.")
+        return
+    run_id = pick("Run", list(runs["RUN_ID"]), key="metrics_run")
+    totals = _totals(src, run_id, cols)
+    _series(src, run_id, cols)
+    _workers(src, run_id, cols, refresh_s)
+    _landed(src, run_id, totals)
+
+
+def main() -> None:
+    st.title(TITLE)
+    try:
+        settings, src = source()
+    except (QueryError, ValueError) as e:
+        st.error(f"Cannot open the target: {e}")
+        return
+    every = auto_refresh(settings, src)
+
+    @st.fragment(run_every=every)
+    def body() -> None:
+        try:
+            _body(src, settings.refresh_s)
+        except NoData as e:
+            st.info(f"{NO_METRICS}: {e}")
+        except QueryError as e:
+            show_query_error(e, "the run's metrics")
+
+    body()

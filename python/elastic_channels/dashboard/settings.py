@@ -1,0 +1,55 @@
+"""What the app reads from its environment: ``elastic-channels dashboard`` sets these for
+the ``streamlit run`` child (a Streamlit script gets no arguments of ours)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DEFAULT_DATA_DIR", "DEFAULT_REFRESH_S", "ENV", "Settings"]
+
+DEFAULT_DATA_DIR = ".elastic-channels/emulator"
+DEFAULT_REFRESH_S = 5.0
+#: setting -> environment variable
+ENV = {
+    "data_dir": "ELASTIC_DASHBOARD_DATA_DIR",
+    "profile": "ELASTIC_DASHBOARD_PROFILE",
+    "refresh_s": "ELASTIC_DASHBOARD_REFRESH_S",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    #: An SDK profile JSON for an account (as ``run --profile``); None: the emulator,
+    #: unless SNOWFLAKE_ACCOUNT is set.
+    profile: str | None = None
+    refresh_s: float = DEFAULT_REFRESH_S
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        raw = env.get(ENV["refresh_s"], "")
+        try:
+            refresh = float(raw) if raw else DEFAULT_REFRESH_S
+        except ValueError:
+            raise ValueError(f"{ENV['refresh_s']}={raw!r} is not a number of seconds") from None
+        if not 0.5 <= refresh <= 3600:
+            raise ValueError(f"{ENV['refresh_s']}={raw!r}: give 0.5 to 3600 seconds")
+        return cls(
+            data_dir=Path(env.get(ENV["data_dir"]) or DEFAULT_DATA_DIR),
+            profile=env.get(ENV["profile"]) or None,
+            refresh_s=refresh,
+        )
+
+    def uses_account(self, env: Mapping[str, str] | None = None) -> bool:
+        env = os.environ if env is None else env
+        return bool(self.profile or env.get("SNOWFLAKE_ACCOUNT"))
+
+    def to_env(self) -> dict[str, str]:
+        out = {ENV["data_dir"]: str(self.data_dir), ENV["refresh_s"]: str(self.refresh_s)}
+        if self.profile:
+            out[ENV["profile"]] = self.profile
+        return out

@@ -1,0 +1,112 @@
+"""The data-access layer: SQL in, a pandas DataFrame out, for one target.
+
+:class:`EmulatorSource` reads an emulator's data dir the way ``elastic-channels emulator
+query`` does: through the running server's authenticated control query API while an
+emulator serves that dir (only its process may open the DuckDB file then), and
+read-only on the file once it stopped. A run starting or stopping between the check and
+the query is retried once on the other path.
+:class:`~.account.AccountSource` is the same interface over a Snowflake account.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pandas as pd
+
+from ..emulator.control import ControlClient, ControlError, query_offline, running_server
+from .dialect import DUCKDB, Dialect
+
+__all__ = ["DataSource", "EmulatorSource", "NoData", "QueryError", "frame"]
+
+
+class QueryError(Exception):
+    """A query failed on the target; the message says where and why."""
+
+
+class NoData(QueryError):
+    """The target holds no such data yet (no database, no table)."""
+
+
+_DECODE = msgspec.json.Decoder()
+_MISSING_TABLE_HINTS = ("does not exist", "not found", "no emulator database")
+
+
+def frame(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str] = (), times: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Rows as a DataFrame; ``times`` columns parsed as UTC timestamps."""
+    df = pd.DataFrame(list(rows))
+    if df.empty and columns:
+        df = pd.DataFrame(columns=list(columns))
+    for c in times:
+        if c in df.columns:
+            df[c] = pd.to_datetime(df[c], utc=True, format="ISO8601")
+    return df
+
+
+class DataSource:
+    """One target the dashboard reads: ``query(sql)`` returns a DataFrame."""
+
+    dialect: Dialect
+    #: Shown under the page title: what is being read.
+    description: str
+
+    def rows(self, sql: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def query(self, sql: str, times: Sequence[str] = ()) -> pd.DataFrame:
+        return frame(self.rows(sql), times=times)
+
+    def is_live(self) -> bool:
+        """True while data may still be arriving (a server runs / an account)."""
+        return True
+
+
+class EmulatorSource(DataSource):
+    """The embedded emulator's data dir, live or offline."""
+
+    dialect = DUCKDB
+
+    def __init__(self, data_dir: Path, timeout_s: float = 30.0) -> None:
+        self.data_dir = Path(data_dir)
+        self.timeout_s = timeout_s
+
+    @property
+    def description(self) -> str:
+        state = "live: emulator running" if self.is_live() else "offline: no emulator running"
+        return f"emulator data dir {self.data_dir} ({state})"
+
+    def is_live(self) -> bool:
+        return running_server(self.data_dir) is not None
+
+    def _live(self, sql: str) -> bytes:
+        return ControlClient(self.data_dir, timeout_s=self.timeout_s).call(
+            "POST", "query", {"sql": sql}
+        )
+
+    def _offline(self, sql: str) -> bytes:
+        return b"".join(query_offline(self.data_dir, sql))
+
+    def _once(self, sql: str) -> bytes:
+        if self.is_live():
+            return self._live(sql)
+        return self._offline(sql)
+
+    def rows(self, sql: str) -> list[dict[str, Any]]:
+        try:
+            try:
+                body = self._once(sql)
+            except Exception:
+                # A server may have started (the file is locked) or stopped (the port is
+                # gone) since the check: one more try picks the path that fits now.
+                body = self._once(sql)
+        except Exception as e:  # every failure is shown on the page, never a traceback
+            message = f"{type(e).__name__}: {e}" if not isinstance(e, ControlError) else str(e)
+            if any(h in message.lower() for h in _MISSING_TABLE_HINTS):
+                raise NoData(message) from None
+            raise QueryError(f"query on {self.data_dir} failed: {message}") from None
+        return [_DECODE.decode(line) for line in body.splitlines() if line.strip()]
