@@ -11,8 +11,8 @@ Hypothesis profiles: ``ci`` (default; fixed derandomised examples, fast) and ``d
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable
 
 import pytest
 from hypothesis import HealthCheck, settings

@@ -66,7 +66,7 @@ def test_overall_category_mix(cycle):
     expected = dict.fromkeys(rs.CATEGORIES, 0.0)
     for r in rs.RESORTS:
         mix = rs.CATEGORY_MIXES[r.mix]
-        for category, weight in zip(rs.CATEGORIES, mix):
+        for category, weight in zip(rs.CATEGORIES, mix, strict=False):
             expected[category] += r.volume / total_volume * weight / sum(mix)
     counts = Counter(row["CATEGORY"] for row in cycle)
     assert set(counts) == set(rs.CATEGORIES)

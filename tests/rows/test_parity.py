@@ -127,7 +127,7 @@ def run_and_check(native, run_id, worker_id, start_seq, calls):
     """``run_both`` plus the json.loads oracle on every native batch."""
     batches = run_both(native, run_id, worker_id, start_seq, calls)
     seq = start_seq
-    for (n, t), batch in zip(calls, batches):
+    for (n, t), batch in zip(calls, batches, strict=False):
         assert len(check_lines(batch, run_id, worker_id, seq, t)) == n
         seq += n
     return batches
@@ -267,7 +267,7 @@ def test_successive_calls_equal_one_big_call(backend, same_time):
     sizes = [0, 1, 2, L - 1, 5, 0, L + 1, 37, 1]
     times = [NOW_US if same_time else NOW_US + 1_000_003 * k for k in range(len(sizes))]
     g = backend("run-mix", 17, start_seq=42)
-    pieces = b"".join(g.next_batch(n, t) for n, t in zip(sizes, times))
+    pieces = b"".join(g.next_batch(n, t) for n, t in zip(sizes, times, strict=False))
     whole = backend("run-mix", 17, start_seq=42).next_batch(sum(sizes), NOW_US)
     assert g.seq == 42 + sum(sizes)
     if same_time:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import decimal
 import io
+import itertools
 import json
 import signal
 import socket
@@ -92,7 +93,7 @@ def check_complete(result, run_id: str, worker_id: int) -> dict:
         assert w["end"] >= w["start"]
         assert w["rss_mib"] > 0 and w["cpu_pct"] >= 0
         assert w["in_flight_batches"] >= 0 and w["in_flight_bytes"] >= 0
-    for a, b in zip(windows, windows[1:]):
+    for a, b in itertools.pairwise(windows):
         assert b["start"] >= a["end"] - 0.05, "windows overlap"
     assert sum(w["rows"] for w in windows) == s["rows_sent"]
     assert sum(w["bytes"] for w in windows) == s["bytes_sent"]
@@ -424,7 +425,7 @@ def test_the_sleep_quantum_groups_batches_into_bursts_at_the_same_rate(quantum_m
         return session
 
     summary = fake_worker(argv, factory).run()
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     # One ~1 MB batch per ~100 ms slot either way; the quantum only decides when to sleep.
     if quantum_ms == 0:  # (the first slot starts at once, so the first two go together)
         assert min(gaps[1:]) > 0.05, f"batches were not spaced out: {gaps}"

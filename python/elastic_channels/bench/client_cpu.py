@@ -77,7 +77,11 @@ def run_worker(
     }
 
 
-def _child(args: tuple, progress: Any, results: Any) -> None:
+#: run_worker's arguments but the progress queue.
+ChildArgs = tuple[int, str, float, float, int, "str | None"]
+
+
+def _child(args: ChildArgs, progress: Any, results: Any) -> None:
     import logging
 
     logging.basicConfig(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from typing import TypeVar
 
 import msgspec
 
@@ -70,7 +71,10 @@ def _spread(labels: list[str], counts: list[int]) -> list[str]:
     return out
 
 
-def _weighted(rng: random.Random, pairs: tuple[tuple[object, int], ...]) -> object:
+T = TypeVar("T")
+
+
+def _weighted(rng: random.Random, pairs: tuple[tuple[T, int], ...]) -> T:
     values = [v for v, _ in pairs]
     weights = [w for _, w in pairs]
     return rng.choices(values, weights)[0]
@@ -86,7 +90,7 @@ def _build_table() -> tuple[Entry, ...]:
     rng = random.Random(_SHUFFLE_SEED)
     entries: list[Entry] = []
     slots = _apportion(TABLE_LENGTH, [r.volume for r in RESORTS])
-    for resort, n in zip(RESORTS, slots):
+    for resort, n in zip(RESORTS, slots, strict=False):
         mix = CATEGORY_MIXES[resort.mix]
         cats = _spread(list(CATEGORIES), _apportion(n, list(mix)))
         n_pass = round(n * resort.passholder_pct / 100)
@@ -102,7 +106,7 @@ def _build_table() -> tuple[Entry, ...]:
         )
         customers = [PASSHOLDER] * n_pass + others
         multiplier = PRICE_TIERS[resort.tier]
-        for category, customer in zip(order, customers):
+        for category, customer in zip(order, customers, strict=False):
             item, base_cents = rng.choice(ITEMS[category])
             quantity = _weighted(rng, QUANTITIES[category])
             payment = _weighted(rng, PAYMENT_MIX[customer])

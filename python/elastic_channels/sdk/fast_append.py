@@ -33,8 +33,9 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import msgspec
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..sdk.session import ConnectError, Session, open_in_thread
 from .config import WorkerConfig

@@ -8,9 +8,9 @@ table, so a setting has one name, one unit and one default everywhere.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 class ConfigError(ValueError):
