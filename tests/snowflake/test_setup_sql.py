@@ -22,7 +22,9 @@ from elastic_channels.snowflake import ddl as setup
 
 REPO = Path(__file__).resolve().parents[2]
 
-_CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\S+) \(\n(.*)\n\)$", re.S)
+_CREATE_TABLE = re.compile(
+    r"CREATE TABLE IF NOT EXISTS (\S+) \(\n(.*)\n\)(?:\nROW_TIMESTAMP = TRUE)?$", re.S
+)
 _COLUMN = re.compile(r'\s*"([A-Z_][A-Z0-9_]*)" (.+?),?$')
 
 
@@ -77,14 +79,41 @@ def test_pipe_maps_json_keys_case_sensitively() -> None:
     )
 
 
+def test_resort_sales_has_row_timestamps_new_or_existing() -> None:
+    """METADATA$ROW_LAST_COMMIT_TIME (ingest-to-visible) exists only with row timestamps:
+    a new table is created with them, and an existing one gets them turned on."""
+    stmts = setup.statements("DEMO", "PUBLIC")
+    create = next(s for s in stmts if s.startswith("CREATE TABLE IF NOT EXISTS DEMO.PUBLIC.RE"))
+    assert create.endswith(")\nROW_TIMESTAMP = TRUE")
+    alter = "ALTER TABLE DEMO.PUBLIC.RESORT_SALES SET ROW_TIMESTAMP = TRUE"
+    assert alter in stmts
+    assert stmts.index(alter) == stmts.index(create) + 1  # before the pipe writes to it
+
+
+def test_an_older_metrics_table_gains_every_new_column() -> None:
+    stmts = setup.statements("DEMO", "PUBLIC")
+    added = [
+        m.group(1, 2)
+        for s in stmts
+        if (m := re.fullmatch(r'ALTER TABLE DEMO\.PUBLIC\.ELASTIC_K8S_METRICS ADD COLUMN IF '
+                              r'NOT EXISTS "(\w+)" (.+)', s))
+    ]  # fmt: skip
+    assert added == [(n, t) for n, t in setup.METRICS_COLUMNS if "DEFAULT" not in t]
+    assert {"IS_FLEET", "INGEST_TO_VISIBLE_P50_MS", "ACK_LATENCY_HIST"} <= {n for n, _ in added}
+
+
 def test_metrics_table_and_idempotence() -> None:
     stmts = setup.statements("DEMO", "PUBLIC")
-    assert all(re.match(r"CREATE \w+ IF NOT EXISTS ", s) for s in stmts), stmts
+    idempotent = (
+        r"CREATE \w+ IF NOT EXISTS "
+        r"|ALTER TABLE \S+ (SET ROW_TIMESTAMP = TRUE$|ADD COLUMN IF NOT EXISTS )"
+    )
+    assert all(re.match(idempotent, s) for s in stmts), stmts
     assert not any(re.search(r"\b(OR REPLACE|DROP|TRUNCATE|DELETE)\b", s) for s in stmts)
     metrics = _tables(stmts)["DEMO.PUBLIC.ELASTIC_K8S_METRICS"]
     assert metrics == list(setup.METRICS_COLUMNS)
     names = [n for n, _ in metrics]
-    assert {"RUN_ID", "WORKER_ID", "WINDOW_START", "MB_PER_SEC", "RAW"} <= set(names)
+    assert {"RUN_ID", "WORKER_ID", "WINDOW_START", "MB_PER_SEC", "RAW", "IS_FLEET"} <= set(names)
     assert len(names) == len(set(names))
     # Every type the metrics table uses is one the emulator could create too.
     for _, sf_type in metrics:
@@ -132,7 +161,7 @@ def test_cli_print_runs_nothing_and_shows_every_statement() -> None:
     proc = _run_cli("--database", "DEMO", "--schema", "PUBLIC", "--print")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == setup.render(setup.statements("DEMO", "PUBLIC"))
-    assert proc.stdout.count(";\n") == 5
+    assert proc.stdout.count(";\n") == len(setup.statements("DEMO", "PUBLIC"))
 
 
 def test_cli_errors_name_what_is_missing() -> None:

@@ -1,29 +1,76 @@
-"""What a local run prints: fleet windows, the summary table, fleet totals."""
+"""What a local run prints: fleet windows, the summary table, fleet totals.
+
+A fleet window is the workers' windows with the same wall-clock ``window_start``
+(workers' windows line up on multiples of the window length since the epoch)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..measures import MB
+from ..monitor import histogram
 from . import text_table
+
+#: Fields of a worker's window line that a fleet window sums exactly.
+SUMMED = (
+    "rows", "bytes", "acked_rows", "acked_bytes", "acks", "in_flight_batches",
+    "in_flight_bytes", "resent_batches", "sdk_retries", "errors",
+)  # fmt: skip
+
+
+def window_key(w: dict[str, Any]) -> float:
+    """The wall-clock window a worker's line belongs to: its ``window_start``."""
+    return float(w["window_start"])
 
 
 def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
-    """One fleet-wide line from the workers' windows of the same period."""
-    secs = max(w["end"] - w["start"] for w in windows) or 1e-9
-    lat = [w for w in windows if w.get("ack_p50_ms") is not None]
-    return {
-        "end": max(w["end"] for w in windows),
+    """One fleet-wide window from the workers' lines of the same ``window_start``.
+
+    Counts are exact sums; latency percentiles are read off the merged histograms,
+    so they are the percentiles of every worker's latencies together; rates are over
+    the window's seconds (from its first start to its last end: a run's first and
+    last windows are partial); CPU % and RSS are summed (cores' worth, fleet MiB)."""
+    if not windows:
+        raise ValueError("aggregate_window needs at least one worker window")
+    keys = {window_key(w) for w in windows}
+    if len(keys) != 1:
+        raise ValueError(f"windows of different window_start mixed: {sorted(keys)}")
+    start = min(w["start"] for w in windows)
+    end = max(w["end"] for w in windows)
+    secs = max(end - start, 1e-9)
+    out: dict[str, Any] = {
+        "window_start": keys.pop(),
+        "window_seconds": windows[0].get("window_seconds"),
+        "partial": any(w.get("partial") for w in windows),
+        "start": start,
+        "end": end,
         "workers": len(windows),
-        "mb_per_s": round(sum(w["bytes"] for w in windows) / secs / MB, 2),
-        "rows_per_s": round(sum(w["rows"] for w in windows) / secs),
-        "ack_p50_ms": max((w["ack_p50_ms"] for w in lat), default=None),
-        "ack_p99_ms": max((w["ack_p99_ms"] for w in lat), default=None),
-        "in_flight_bytes": sum(w["in_flight_bytes"] for w in windows),
-        "resent_batches": sum(w["resent_batches"] for w in windows),
-        "sdk_retries": sum(w["sdk_retries"] for w in windows),
-        "cpu_pct": round(sum(w["cpu_pct"] for w in windows), 1),
+        "worker_ids": sorted(w["worker_id"] for w in windows if "worker_id" in w),
     }
+    for key in SUMMED:
+        out[key] = sum(int(w.get(key) or 0) for w in windows)
+    out["mb_per_s"] = round(out["bytes"] / secs / MB, 3)
+    out["rows_per_s"] = round(out["rows"] / secs, 1)
+    acks = histogram.merge(w["ack_hist_us"] for w in windows if w.get("ack_hist_us"))
+    behind = histogram.merge(w["behind_hist_us"] for w in windows if w.get("behind_hist_us"))
+    for q, name in ((50, "ack_p50_ms"), (95, "ack_p95_ms"), (99, "ack_p99_ms")):
+        out[name] = histogram.percentile_ms(acks, q)
+    out["ack_max_ms"] = histogram.percentile_ms(acks, 100)
+    out["ack_hist_us"] = histogram.encode(acks)
+    out["behind_p99_ms"] = histogram.percentile_ms(behind, 99)
+    out["behind_max_ms"] = histogram.percentile_ms(behind, 100)
+    out["behind_hist_us"] = histogram.encode(behind)
+    out["cpu_pct"] = round(sum(float(w.get("cpu_pct") or 0) for w in windows), 1)
+    out["rss_mib"] = round(sum(float(w.get("rss_mib") or 0) for w in windows), 1)
+    return out
+
+
+def aggregate_windows(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fleet windows, one per ``window_start``, in time order."""
+    groups: dict[float, list[dict[str, Any]]] = {}
+    for w in windows:
+        groups.setdefault(window_key(w), []).append(w)
+    return [aggregate_window(groups[k]) for k in sorted(groups)]
 
 
 def format_window(w: dict[str, Any]) -> str:

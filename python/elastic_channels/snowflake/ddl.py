@@ -5,11 +5,15 @@
 - ``RESORT_SALES_PIPE``: a Snowpipe Streaming (high-performance) pipe into it that maps
   each JSON key to the column of the same name (``MATCH_BY_COLUMN_NAME =
   CASE_SENSITIVE``).
-- ``ELASTIC_K8S_METRICS``: one row per worker per reporting window, written by the
-  monitor that tails the workers' JSON lines.
+- ``ELASTIC_K8S_METRICS``: one row per worker per reporting window and one fleet row
+  per window, written by the monitor that follows the workers' JSON lines.
 
-Every statement is ``CREATE ... IF NOT EXISTS``, so running it twice is harmless and
-never drops data. ``--print`` writes the SQL to stdout and connects to nothing. With
+``RESORT_SALES`` has row timestamps (``ROW_TIMESTAMP = TRUE``; an ``ALTER TABLE ... SET
+ROW_TIMESTAMP = TRUE`` turns them on for a table made before), so
+``METADATA$ROW_LAST_COMMIT_TIME`` gives each row's commit time: the monitor's
+ingest-to-visible latency. Every statement is ``CREATE ... IF NOT EXISTS``, an
+``ALTER ... SET`` of a property or ``ADD COLUMN IF NOT EXISTS``, so running it twice is
+harmless and never drops data. ``--print`` writes the SQL to stdout and connects to nothing. With
 credentials it runs the statements through ``snowflake-connector-python`` (the
 ``setup`` extra: ``pip install '.[setup]'`` in a checkout).
 """
@@ -35,29 +39,53 @@ TABLE = TABLE_NAME
 PIPE = PIPE_NAME
 METRICS_TABLE = METRICS_TABLE_NAME
 
-#: One row per worker per window. The typed columns are what the dashboard charts;
-#: RAW keeps the worker's whole JSON line, so a field added to the worker later is
-#: never lost even before a column exists for it.
+#: One row per worker per window, and one fleet row per window (``IS_FLEET``, no
+#: ``WORKER_ID``), keyed by (RUN_ID, IS_FLEET, WORKER_ID, WINDOW_START): the monitor
+#: upserts, so a late or repeated line updates its row. Percentiles of fleet rows come
+#: from the merged histograms (``*_HIST``: HdrHistogram's encoded form, microseconds),
+#: which also let anyone merge any set of rows again. ``INGEST_TO_VISIBLE_*``: from
+#: ``SALE_TIME`` to ``METADATA$ROW_LAST_COMMIT_TIME`` of the run's rows committed in the
+#: window (fleet rows). RAW keeps the worker's whole JSON line, so a field added to the
+#: worker later is never lost even before a column exists for it.
 METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("RUN_ID", "VARCHAR"),
     ("WORKER_ID", "NUMBER(10,0)"),
+    ("IS_FLEET", "BOOLEAN"),
     ("POD_NAME", "VARCHAR"),
     ("NODE_NAME", "VARCHAR"),
     ("WINDOW_START", "TIMESTAMP_TZ"),
     ("WINDOW_END", "TIMESTAMP_TZ"),
+    ("WINDOW_SECONDS", "FLOAT"),
+    ("PARTIAL", "BOOLEAN"),
+    ("WORKERS_REPORTING", "NUMBER(10,0)"),
     ("ROWS_APPENDED", "NUMBER(19,0)"),
     ("BYTES_APPENDED", "NUMBER(19,0)"),
     ("ROWS_ACKED", "NUMBER(19,0)"),
+    ("ACKS", "NUMBER(19,0)"),
     ("MB_PER_SEC", "FLOAT"),
     ("ROWS_PER_SEC", "FLOAT"),
     ("ACK_LATENCY_P50_MS", "FLOAT"),
+    ("ACK_LATENCY_P95_MS", "FLOAT"),
     ("ACK_LATENCY_P99_MS", "FLOAT"),
-    ("UNACKED_ROWS", "NUMBER(19,0)"),
+    ("ACK_LATENCY_MAX_MS", "FLOAT"),
+    ("ACK_LATENCY_HIST", "VARCHAR"),
+    ("BEHIND_SCHEDULE_P99_MS", "FLOAT"),
+    ("BEHIND_SCHEDULE_MAX_MS", "FLOAT"),
+    ("BEHIND_SCHEDULE_HIST", "VARCHAR"),
+    ("IN_FLIGHT_BYTES", "NUMBER(19,0)"),
+    ("RESENT_BATCHES", "NUMBER(19,0)"),
+    ("SDK_RETRIES", "NUMBER(19,0)"),
+    ("ERRORS", "NUMBER(19,0)"),
+    ("CPU_PCT", "FLOAT"),
     ("CPU_MILLICORES", "FLOAT"),
     ("RSS_MIB", "FLOAT"),
-    ("IS_SUMMARY", "BOOLEAN"),
+    ("INGEST_TO_VISIBLE_ROWS", "NUMBER(19,0)"),
+    ("INGEST_TO_VISIBLE_P50_MS", "FLOAT"),
+    ("INGEST_TO_VISIBLE_P99_MS", "FLOAT"),
+    ("INGEST_TO_VISIBLE_AVG_MS", "FLOAT"),
     ("RAW", "VARIANT"),
     ("INSERTED_AT", "TIMESTAMP_TZ DEFAULT CURRENT_TIMESTAMP()"),
+    ("UPDATED_AT", "TIMESTAMP_TZ"),
 )
 
 # Unquoted Snowflake identifiers: what the SDK's database/schema/pipe names are too.
@@ -100,7 +128,13 @@ def statements(
     if create_database:
         out.append(f"CREATE DATABASE IF NOT EXISTS {db}")
         out.append(f"CREATE SCHEMA IF NOT EXISTS {db}.{sc}")
-    out.append(f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{tb} (\n{_column_list(COLUMNS)}\n)")
+    # Row timestamps: METADATA$ROW_LAST_COMMIT_TIME, what ingest-to-visible is read off.
+    out.append(
+        f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{tb} (\n{_column_list(COLUMNS)}\n)"
+        "\nROW_TIMESTAMP = TRUE"
+    )
+    # ... and on for a table made before (setting it again changes nothing).
+    out.append(f"ALTER TABLE {db}.{sc}.{tb} SET ROW_TIMESTAMP = TRUE")
     out.append(
         f"CREATE PIPE IF NOT EXISTS {db}.{sc}.{pp}\n"
         f"  AS COPY INTO {db}.{sc}.{tb}\n"
@@ -108,6 +142,12 @@ def statements(
         "  MATCH_BY_COLUMN_NAME = CASE_SENSITIVE"
     )
     out.append(f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{mt} (\n{_column_list(METRICS_COLUMNS)}\n)")
+    # A metrics table made by an older setup gains the columns it lacks.
+    out.extend(
+        f'ALTER TABLE {db}.{sc}.{mt} ADD COLUMN IF NOT EXISTS "{name}" {sf_type}'
+        for name, sf_type in METRICS_COLUMNS
+        if " DEFAULT " not in sf_type  # a default needs a constant on an existing table
+    )
     return out
 
 
