@@ -74,6 +74,7 @@ class AccountSource(DataSource):
                 "reading an account needs snowflake-connector-python: pip install '.[setup]'"
             ) from None
         try:
+            self._dict_cursor = connector.DictCursor
             return connector.connect(**self._params)
         except Exception as e:
             raise QueryError(f"cannot connect to {self._params['account']}: {e}") from None
@@ -83,11 +84,10 @@ class AccountSource(DataSource):
             if self._conn is None:
                 self._conn = self._connect()
             try:
-                cur = self._conn.cursor()
+                cur = self._conn.cursor(self._dict_cursor)
                 try:
                     cur.execute(sql)
-                    names = [d[0] for d in cur.description or ()]
-                    return [dict(zip(names, row)) for row in cur.fetchall()]
+                    return list(cur.fetchall())
                 finally:
                     cur.close()
             except Exception as e:

@@ -74,6 +74,11 @@ WORKER_FIGURES = (
     ("unacked", "unacked rows"), ("resends", "resends"), ("retries", "SDK retries"),
     ("errors", "errors"),
 )  # fmt: skip
+#: (concept, column of the totals query) summed over the run.
+TOTALS = (
+    ("rows", "ROWS"), ("bytes", "BYTES"), ("resends", "RESENDS"), ("retries", "SDK_RETRIES"),
+    ("errors", "ERRORS"),
+)  # fmt: skip
 REQUIRED = ("run", "worker", "end")
 
 
@@ -191,19 +196,28 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
 
 
 def totals(d: Dialect, run_id: str, m: MetricsColumns) -> str:
-    """The run's totals from the workers' summary rows (or their windows without any)."""
-    parts = [f"count(DISTINCT {m.col('worker')}) AS WORKERS"]
-    for c, label in (("rows", "ROWS"), ("bytes", "BYTES"), ("resends", "RESENDS"),
-                     ("retries", "SDK_RETRIES"), ("errors", "ERRORS")):  # fmt: skip
-        if m.has(c):
-            parts.append(f"sum({m.col(c)}) AS {label}")
+    """The run's totals: per worker its summary row when it wrote one, else the sum of
+    its windows; ``FROM_SUMMARIES`` is true once every worker has a summary."""
+    summed = [(c, label) for c, label in TOTALS if m.has(c)]
+    summary = m.flag("is_summary")
+    per = [f"max(CASE WHEN {summary} THEN 1 ELSE 0 END) AS HAS_SUMMARY"]
+    for c, label in summed:
+        per.append(f"sum(CASE WHEN {summary} THEN {m.col(c)} END) AS S_{label}")
+        per.append(f"sum(CASE WHEN NOT {summary} THEN {m.col(c)} END) AS W_{label}")
     if m.has("start"):
-        parts.append(f"min({m.col('start')}) AS FIRST_WINDOW")
-    parts.append(f"max({m.col('end')}) AS LAST_WINDOW")
-    rows = f"{TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_fleet')}"
-    has_summary = f"(SELECT count(*) FROM {rows} AND {m.flag('is_summary')}) > 0"
-    pick = f"{m.flag('is_summary')} = ({has_summary})"
-    return f"SELECT {', '.join(parts)}, {has_summary} AS FROM_SUMMARIES FROM {rows} AND {pick}"
+        per.append(f"min({m.col('start')}) AS FIRST_WINDOW")
+    per.append(f"max({m.col('end')}) AS LAST_WINDOW")
+    out = ["count(*) AS WORKERS", "min(HAS_SUMMARY) = 1 AS FROM_SUMMARIES"]
+    for _, label in summed:
+        out.append(f"sum(CASE WHEN HAS_SUMMARY = 1 THEN S_{label} ELSE W_{label} END) AS {label}")
+    if m.has("start"):
+        out.append("min(FIRST_WINDOW) AS FIRST_WINDOW")
+    out.append("max(LAST_WINDOW) AS LAST_WINDOW")
+    return (
+        f"WITH PER AS (SELECT {', '.join(per)} FROM {TABLE} WHERE {_run(run_id)} "
+        f"AND NOT {m.flag('is_fleet')} GROUP BY {m.col('worker')}) "
+        f"SELECT {', '.join(out)} FROM PER"
+    )
 
 
 def landed(run_id: str, sales_table: str) -> str:

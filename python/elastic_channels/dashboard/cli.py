@@ -1,0 +1,137 @@
+"""``elastic-channels dashboard``: start the Streamlit app on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .settings import DEFAULT_DATA_DIR, DEFAULT_REFRESH_S, Settings
+
+__all__ = ["DESCRIPTION", "EPILOG", "build_command", "configure_parser", "run"]
+
+APP = Path(__file__).resolve().parent / "app.py"
+HOST = "127.0.0.1"
+
+DESCRIPTION = (
+    "Show a run in the browser: 'Resort sales' (revenue by resort and region, category "
+    "mix over time, passholder share, payment and customer mix, the latest sales with "
+    "their ingest-to-visible delay) and 'Run' (fleet MB/s and rows/s, workers "
+    "reporting, ack and ingest-to-visible latency, resends, retries and errors, per-worker "
+    "state) from the metrics table. Every figure is SQL on the target: the embedded "
+    "emulator's data dir by default (live while a run goes on, from the files after it), "
+    "or an account with --profile / SNOWFLAKE_*. Serves on 127.0.0.1 only."
+)
+EPILOG = (
+    "examples:\n"
+    "  elastic-channels run --workers 2 --target-bps 20e6 --duration-seconds 120  # shell 1\n"
+    "  elastic-channels dashboard                                                # shell 2\n"
+    "then open http://127.0.0.1:8501. Needs the 'dashboard' extra: "
+    "pip install '.[dashboard]' in a checkout."
+)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1..65535, got {port}")
+    return port
+
+
+def _refresh(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0.5 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"give 0.5 to 3600 seconds, got {value:g}")
+    return value
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("--port", type=_port, default=8501, help="port on 127.0.0.1 [8501]")
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(DEFAULT_DATA_DIR),
+        help=f"the emulator's data dir, as 'run' left it [{DEFAULT_DATA_DIR}]",
+    )
+    p.add_argument(
+        "--profile",
+        default=None,
+        help="an SDK profile JSON of an account to read instead of the emulator (as "
+        "'run --profile'); SNOWFLAKE_ACCOUNT, _USER, _PRIVATE_KEY_FILE, _DATABASE, "
+        "_SCHEMA, _WAREHOUSE, _ROLE work too",
+    )
+    p.add_argument(
+        "--refresh-seconds",
+        type=_refresh,
+        default=DEFAULT_REFRESH_S,
+        help=f"auto-refresh period (a toggle in the app turns it off) [{DEFAULT_REFRESH_S:g}]",
+    )
+    p.set_defaults(func=run)
+
+
+def build_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The ``streamlit run`` command line and its environment for ``args``."""
+    settings = Settings(
+        data_dir=Path(args.data_dir).resolve(),
+        profile=str(Path(args.profile).resolve()) if args.profile else None,
+        refresh_s=args.refresh_seconds,
+    )
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(APP),
+        "--server.address", HOST, "--server.port", str(args.port),
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    return cmd, {**os.environ, **settings.to_env()}
+
+
+def run(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("streamlit") is None:
+        print(
+            "elastic-channels dashboard: streamlit is not installed; "
+            "pip install '.[dashboard]' in a checkout (or pip install streamlit)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.profile and not Path(args.profile).is_file():
+        print(
+            f"elastic-channels dashboard: --profile {args.profile}: no such file", file=sys.stderr
+        )
+        return 2
+    cmd, env = build_command(args)
+    account = args.profile or os.environ.get("SNOWFLAKE_ACCOUNT")
+    target = f"the account ({account})" if account else f"data dir {args.data_dir}"
+    print(f"dashboard on http://{HOST}:{args.port} reading {target} (Ctrl-C stops it)", flush=True)
+    proc = subprocess.Popen(cmd, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="elastic-channels dashboard", description=DESCRIPTION,
+                                epilog=EPILOG)  # fmt: skip
+    configure_parser(p)
+    args = p.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
