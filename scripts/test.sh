@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
 # Every check and test the project has, as CI runs them (.ci/run calls this).
-# Installs what it needs first, so it works on a fresh machine with Python 3.11 + pip
-# and the Rust toolchain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+usage() {
+    cat <<'TXT'
+usage: bash scripts/test.sh [PYTEST_ARGS...]
+
+Every check and test the project has, in the order CI runs them (.ci/run calls this):
+install (scripts/install.sh: the package with its extras, Debian packages such as a
+headless browser), codegen staleness, cargo fmt/clippy, ruff, mypy, the stub check,
+Rust unit tests and benches in test mode, the fleet checks (hadolint, shellcheck,
+manifest renders, deploy dry runs), the arm64 cross-build under qemu-aarch64, and
+pytest (extra arguments go to pytest).
+
+Needs Linux with Python 3.10+, pip and rustup; root for apt-get (as in CI).
+Takes about 15 minutes on 2 cores.
+TXT
+}
+case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -19,6 +34,9 @@ cargo clippy --locked --all-targets -- -D warnings
 cargo clippy --locked --features python -- -D warnings
 ruff check .
 ruff format --check .
+
+step "types: mypy over the package, against the minimum Python (3.10)"
+python3 -m mypy --python-version 3.10 --ignore-missing-imports python/elastic_channels
 
 step "stubs: the hand-written .pyi matches the native module"
 python3 -m mypy.stubtest elastic_native
