@@ -34,6 +34,8 @@ COMMANDS = (
      "the local Snowpipe Streaming emulator: serve, query, stats, faults"),
     ("setup", "elastic_channels.snowflake.cli",
      "create RESORT_SALES, its pipe and the metrics table on an account (or --print the SQL)"),
+    ("dashboard", "elastic_channels.dashboard.cli",
+     "the Streamlit dashboard of a run: throughput, latency, fleet health, resort sales"),
 )  # fmt: skip
 
 
