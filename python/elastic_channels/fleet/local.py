@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .report import aggregate_window, format_window
+from .report import aggregate_window, format_window, window_key
 
 
 @dataclass
@@ -73,7 +73,7 @@ def watch(
             t = threading.Thread(target=fn, args=args, daemon=True)
             t.start()
             threads.append(t)
-    by_index: dict[int, list[dict[str, Any]]] = {}
+    pending: dict[float, list[dict[str, Any]]] = {}
     fleet: list[dict[str, Any]] = []
     t0 = time.time()
     interrupted = False
@@ -88,13 +88,14 @@ def watch(
             print("interrupted: workers are draining their acks", file=progress, flush=True)
 
     def emit_ready() -> None:
-        """Print every pending fleet window that all live workers have reported (a
-        worker that died without a summary reports no more, and is not waited for)."""
-        alive = sum(1 for w in workers if w.summary is None and w.proc.poll() is None)
-        for k in sorted(by_index):
-            if len(by_index[k]) < max(alive, 1):
+        """Print every pending fleet window that each live worker has reported or gone
+        past (windows line up on the wall clock); a worker that died without a summary
+        reports no more, and is not waited for."""
+        live = [w for w in workers if w.summary is None and w.proc.poll() is None]
+        for key in sorted(pending):
+            if any(not w.windows or window_key(w.windows[-1]) < key for w in live):
                 break
-            agg = aggregate_window(by_index.pop(k))
+            agg = aggregate_window(pending.pop(key))
             agg["t"] = round(agg["end"] - t0, 1)
             fleet.append(agg)
             if progress is not None:
@@ -117,7 +118,7 @@ def watch(
                 wp.summary = record
             elif record.get("type") == "window":
                 wp.windows.append(record)
-                by_index.setdefault(len(wp.windows) - 1, []).append(record)
+                pending.setdefault(window_key(record), []).append(record)
             emit_ready()
     finally:
         signal.signal(signal.SIGINT, previous)

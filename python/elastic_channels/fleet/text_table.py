@@ -17,10 +17,10 @@ def render(columns: Sequence[Column], rows: Sequence[dict[str, Any]], total: dic
 
     body = [cells(r) for r in rows] + [cells(total)]
     header = [name for name, _, _ in columns]
-    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+    widths = [max(len(x) for x in col) for col in zip(header, *body, strict=True)]
 
     def line(c: list[str]) -> str:
-        return "  ".join(x.rjust(w) for x, w in zip(c, widths))
+        return "  ".join(x.rjust(w) for x, w in zip(c, widths, strict=True))
 
     rule = line(["-" * w for w in widths])
     return "\n".join([line(header), rule, *map(line, body[:-1]), rule, line(body[-1])])
