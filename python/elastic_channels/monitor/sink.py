@@ -1,0 +1,170 @@
+"""Where the monitor's rows go: the metrics table on the target, through SQL.
+
+:class:`SqlMetricsSink` speaks Snowflake SQL through a :class:`~.sql_client.SqlClient`
+(the SQL API on an account, the same API on the emulator), so there is one code path
+for both. Rows are upserted with ``MERGE`` on (RUN_ID, IS_FLEET, WORKER_ID,
+WINDOW_START): writing a window again replaces its row, never adds one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from ..model import METRICS_TABLE_NAME, TABLE_NAME
+from ..snowflake.ddl import METRICS_COLUMNS
+from .rows import WRITTEN_COLUMNS
+from .sql_client import SqlClient, SqlError
+
+__all__ = ["MetricsSink", "SqlMetricsSink"]
+
+#: Rows per MERGE statement (each row binds ~40 values).
+CHUNK_ROWS = 100
+_KEY = ("RUN_ID", "IS_FLEET", "WORKER_ID", "WINDOW_START")
+
+
+class MetricsSink(Protocol):
+    """What the monitor needs from a target."""
+
+    def ensure_table(self) -> None: ...
+
+    def upsert(self, rows: Sequence[dict[str, Any]]) -> None: ...
+
+    def read_rows(self, run_id: str, *, fleet: bool | None = None) -> list[dict[str, Any]]: ...
+
+    def visible_latency(
+        self, run_id: str, window_s: float, start: float, end: float
+    ) -> dict[float, dict[str, Any]]: ...
+
+
+def _key_of(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row[k] for k in _KEY)
+
+
+class SqlMetricsSink:
+    """The metrics table (and the landing table's commit times) over SQL."""
+
+    def __init__(
+        self,
+        client: SqlClient,
+        *,
+        table: str = METRICS_TABLE_NAME,
+        landing_table: str = TABLE_NAME,
+    ) -> None:
+        self.client = client
+        self.table = table
+        self.landing_table = landing_table
+        self._merge_head = self._merge_sql_head()
+
+    # --- the table ----------------------------------------------------------------------
+
+    def ensure_table(self) -> None:
+        """Create the metrics table if it is not there (as ``setup`` does); a role that
+        may only write to an existing one never needs to create it."""
+        try:
+            self.client.execute(f"SELECT RUN_ID FROM {self.table} LIMIT 0")
+            return
+        except SqlError:
+            pass
+        cols = ",\n".join(f'    "{n}" {t}' for n, t in METRICS_COLUMNS)
+        try:
+            self.client.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (\n{cols}\n)")
+        except SqlError as e:
+            raise SqlError(
+                f"the metrics table {self.table} is missing and cannot be created ({e}); "
+                "run `elastic-channels setup` with a role that may create it"
+            ) from None
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def _merge_sql_head(self) -> str:
+        names = [n for n, _ in WRITTEN_COLUMNS]
+        source = ", ".join(
+            f"PARSE_JSON(V.{n}) AS {n}" if t == "VARIANT"
+            else f"CAST(V.{n} AS {t.split(' DEFAULT ')[0]}) AS {n}"
+            for n, t in WRITTEN_COLUMNS
+        )  # fmt: skip
+        on = (
+            "T.RUN_ID = S.RUN_ID AND T.IS_FLEET = S.IS_FLEET AND "
+            "COALESCE(T.WORKER_ID, -1) = COALESCE(S.WORKER_ID, -1) AND "
+            "T.WINDOW_START = S.WINDOW_START"
+        )
+        updates = ", ".join(f"{n} = S.{n}" for n in names if n not in _KEY)
+        return (
+            f"MERGE INTO {self.table} AS T USING (SELECT {source} FROM (VALUES {{values}}) "
+            f"AS V({', '.join(names)})) AS S ON {on} "
+            f"WHEN MATCHED THEN UPDATE SET {updates}, UPDATED_AT = CURRENT_TIMESTAMP() "
+            f"WHEN NOT MATCHED THEN INSERT ({', '.join(names)}, UPDATED_AT) "
+            f"VALUES ({', '.join('S.' + n for n in names)}, CURRENT_TIMESTAMP())"
+        )
+
+    def upsert(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert or replace rows (one per key: the last of duplicates wins)."""
+        unique = list({_key_of(r): r for r in rows}.values())
+        names = [n for n, _ in WRITTEN_COLUMNS]
+        one = "(" + ", ".join("?" for _ in names) + ")"
+        for i in range(0, len(unique), CHUNK_ROWS):
+            chunk = unique[i : i + CHUNK_ROWS]
+            params: list[Any] = []
+            for r in chunk:
+                params += [r.get(n) for n in names]
+            sql = self._merge_head.replace("{values}", ", ".join(one for _ in chunk))
+            self.client.execute(sql, params)
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def read_rows(self, run_id: str, *, fleet: bool | None = None) -> list[dict[str, Any]]:
+        """The run's rows (fleet only, worker only, or both), by window start."""
+        where = "RUN_ID = ?"
+        if fleet is not None:
+            where += f" AND IS_FLEET = {'TRUE' if fleet else 'FALSE'}"
+        cols = ", ".join(n for n, _ in METRICS_COLUMNS)
+        result = self.client.execute(
+            f"SELECT {cols} FROM {self.table} WHERE {where} "
+            "ORDER BY WINDOW_START, IS_FLEET, WORKER_ID",
+            [run_id],
+        )
+        return result.dicts()
+
+    def visible_latency(
+        self, run_id: str, window_s: float, start: float, end: float
+    ) -> dict[float, dict[str, Any]]:
+        """Ingest-to-visible of the run's rows committed in ``[start, end)`` (epoch s), per
+        window of ``window_s``: rows, p50, p99 and average of commit time minus
+        SALE_TIME, in ms. Keyed by window start."""
+        window_ms = round(window_s * 1000)
+        latency = "TIMESTAMPDIFF(MICROSECOND, SALE_TIME, METADATA$ROW_LAST_COMMIT_TIME)"
+        result = self.client.execute(
+            f"SELECT FLOOR(DATE_PART(EPOCH_MILLISECOND, METADATA$ROW_LAST_COMMIT_TIME) / "
+            f"{window_ms}) * {window_ms} AS BUCKET_MS, COUNT(*) AS N, "
+            f"PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY {latency}) AS P50_US, "
+            f"PERCENTILE_CONT(0.99) WITHIN GROUP (ORDER BY {latency}) AS P99_US, "
+            f"AVG({latency}) AS AVG_US "
+            f"FROM {self.landing_table} WHERE RUN_ID = ? "
+            "AND METADATA$ROW_LAST_COMMIT_TIME >= CAST(? AS TIMESTAMP_TZ) "
+            "AND METADATA$ROW_LAST_COMMIT_TIME < CAST(? AS TIMESTAMP_TZ) "
+            "GROUP BY 1 ORDER BY 1",
+            [run_id, _iso(start), _iso(end)],
+        )
+        out: dict[float, dict[str, Any]] = {}
+        for r in result.dicts():
+            out[round(float(r["BUCKET_MS"]) / 1000, 6)] = {
+                "visible_rows": int(r["N"]),
+                "visible_p50_ms": _ms(r["P50_US"]),
+                "visible_p99_ms": _ms(r["P99_US"]),
+                "visible_avg_ms": _ms(r["AVG_US"]),
+            }
+        return out
+
+
+def _ms(us: Any) -> float | None:
+    return None if us is None else round(float(us) / 1000, 3)
+
+
+def _iso(epoch_s: float) -> str:
+    import datetime as dt
+
+    t = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
+        microseconds=round(epoch_s * 1e6)
+    )
+    return t.isoformat()
