@@ -1,0 +1,184 @@
+"""The monitor: a run's worker lines in, rows of the metrics table out, while it runs.
+
+``feed`` takes one line (text or a parsed dict) at a time from any source; ``tick``
+writes what is due: every new or changed worker window at once, and a window's fleet
+row once every expected worker reported it or ``grace_s`` passed after its end (a late
+line rewrites it). Rows are upserted by (run, fleet/worker, window start), so lines
+seen twice, a monitor restarted from the start of the logs, or one that picks up
+where another left off (:meth:`Monitor.resume`), never count anything twice. A write
+that fails is kept and tried again on the next tick: faults lose nothing.
+
+Ingest-to-visible per window is read off the landing table's commit times when the
+fleet row is written, and read again once ``settle_s`` has passed after the window's
+end (commit times are the target's clock).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..fleet.report import aggregate_window
+from . import rows
+from .records import LineError, parse
+from .sink import MetricsSink
+from .sql_client import SqlError
+from .windows import Window, WindowBook
+
+__all__ = ["Monitor"]
+
+log = logging.getLogger("elastic_channels.monitor")
+
+
+class Monitor:
+    def __init__(
+        self,
+        run_id: str,
+        sink: MetricsSink,
+        *,
+        grace_s: float = 10.0,
+        settle_s: float | None = None,
+        expected_workers: int | None = None,
+        visible: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.run_id = run_id
+        self.sink = sink
+        self.grace_s = grace_s
+        self.settle_s = grace_s if settle_s is None else settle_s
+        self.visible = visible
+        self.book = WindowBook(expected_workers)
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._pending: dict[tuple[int, float], dict[str, Any]] = {}
+        #: Lines that were not worker records, and records of another run.
+        self.garbage_lines = 0
+        self.other_run_lines = 0
+        self.rows_written = 0
+        self.last_error: str | None = None
+
+    # --- input --------------------------------------------------------------------------
+
+    def feed(
+        self,
+        line: str | bytes | dict[str, Any],
+        *,
+        pod_name: str | None = None,
+        node_name: str | None = None,
+    ) -> bool:
+        """Take one line; True if it was a record of this run."""
+        try:
+            record = parse(line)
+        except LineError as e:
+            self.garbage_lines += 1
+            log.debug("skipped a line: %s", e)
+            return False
+        if record["run_id"] != self.run_id:
+            self.other_run_lines += 1
+            return False
+        with self._lock:
+            if record["type"] == "summary":
+                self.book.finish(record["worker_id"])
+                return True
+            if pod_name or node_name:
+                record = {**record, "pod_name": pod_name, "node_name": node_name}
+            if self.book.add(record):
+                key = (record["worker_id"], round(float(record["window_start"]), 6))
+                self._pending[key] = record
+        return True
+
+    def resume(self) -> int:
+        """Take in what the table already holds for this run (a restarted monitor):
+        those windows are not written again unless a line changes them."""
+        with self._lock:
+            held = self.sink.read_rows(self.run_id)
+            for row in held:
+                if not row.get("IS_FLEET") and isinstance(row.get("RAW"), dict):
+                    self.book.add(row["RAW"])
+            for row in held:
+                if row.get("IS_FLEET"):
+                    w = self.book.windows.get(round(rows.from_row(row)["window_start"], 6))
+                    if w is not None:
+                        w.fleet_written = True
+                        w.visible_final = row.get("INGEST_TO_VISIBLE_ROWS") is not None
+            return len(held)
+
+    # --- output -------------------------------------------------------------------------
+
+    def tick(self, now: float | None = None) -> int:
+        """Write what is due; the number of rows written (0 if the target failed: the
+        rows stay pending, and ``last_error`` says why)."""
+        now = self._clock() if now is None else now
+        with self._lock:
+            fleet = self.book.due(now, self.grace_s)
+            fleet += [
+                w
+                for w in self.book.windows.values()
+                if w.fleet_written and not w.fleet_dirty and not w.visible_final
+                and now >= w.end + self.settle_s and self.visible
+            ]  # fmt: skip
+            return self._write(fleet, now)
+
+    def flush(self, final: bool = False) -> int:
+        """Write everything due; with ``final`` (the run is over), every window's fleet
+        row too, whoever reported, with its ingest-to-visible read once more."""
+        if not final:
+            return self.tick()
+        now = self._clock()
+        with self._lock:
+            windows = [
+                w for w in self.book.windows.values()
+                if not w.fleet_written or w.fleet_dirty or not w.visible_final
+            ]  # fmt: skip
+            return self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
+
+    def _write(self, fleet: list[Window], now: float, final: bool = False) -> int:
+        try:
+            if fleet and self.visible:
+                self._read_visible(fleet, now, final)
+            out = list(self._pending.values())
+            worker_rows = [rows.worker_row(line) for line in out]
+            fleet_rows = [rows.fleet_row(self.run_id, self._fleet(w)) for w in fleet]
+            if worker_rows or fleet_rows:
+                self.sink.upsert(worker_rows + fleet_rows)
+        except SqlError as e:
+            self.last_error = str(e)
+            log.warning("monitor: writing to the metrics table failed, will retry: %s", e)
+            return 0
+        for line in out:
+            self._pending.pop((line["worker_id"], round(float(line["window_start"]), 6)), None)
+        for w in fleet:
+            w.fleet_written, w.fleet_dirty = True, False
+        self.rows_written += len(worker_rows) + len(fleet_rows)
+        return len(worker_rows) + len(fleet_rows)
+
+    def _read_visible(self, fleet: list[Window], now: float, final: bool) -> None:
+        window_s = fleet[0].window_seconds
+        start = min(w.window_start for w in fleet)
+        end = max(w.end for w in fleet)
+        found = self.sink.visible_latency(self.run_id, window_s, start, end)
+        for w in fleet:
+            w.visible = found.get(w.window_start) or {"visible_rows": 0}
+            w.visible_final = final or now >= w.end + self.settle_s
+
+    def _fleet(self, w: Window) -> dict[str, Any]:
+        agg = aggregate_window(list(w.lines.values()))
+        agg.pop("worker_ids", None)
+        return {**agg, **w.visible}
+
+    # --- reading back -------------------------------------------------------------------
+
+    def fleet_windows(self) -> list[dict[str, Any]]:
+        """The run's fleet windows as the metrics table holds them, in time order."""
+        return fleet_windows(self.sink, self.run_id)
+
+    def pending(self) -> int:
+        return len(self._pending) + len(self.book.due(float("inf"), 0))
+
+
+def fleet_windows(sink: MetricsSink, run_id: str) -> list[dict[str, Any]]:
+    """A run's fleet windows read back from the metrics table (what a user's query sees)."""
+    return [rows.from_row(r) for r in sink.read_rows(run_id, fleet=True)]

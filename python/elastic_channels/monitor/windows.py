@@ -1,0 +1,103 @@
+"""The monitor's book of a run: each worker's latest line per window, who is expected.
+
+Windows are keyed by their wall-clock ``window_start`` and each holds at most one line
+per worker (a line seen again after a reconnect or a restart replaces the one held,
+so nothing is ever counted twice). A window is *complete* once every worker expected
+in it has reported it: a worker is expected from its first window on, up to its last
+window if it has ended (its summary line came), and ``expected_workers`` (when
+known) says how many there should be at least.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Window", "WindowBook"]
+
+
+@dataclass
+class Window:
+    window_start: float
+    window_seconds: float
+    lines: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: The fleet row is in the table; ``fleet_dirty``: a line came since it was written.
+    fleet_written: bool = False
+    fleet_dirty: bool = False
+    #: Ingest-to-visible was read once every commit of the window was surely visible.
+    visible_final: bool = False
+    visible: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def end(self) -> float:
+        return self.window_start + self.window_seconds
+
+
+@dataclass
+class _Worker:
+    first_window: float
+    last_window: float
+    finished: bool = False
+
+
+class WindowBook:
+    def __init__(self, expected_workers: int | None = None) -> None:
+        self.expected_workers = expected_workers
+        self.windows: dict[float, Window] = {}
+        self._workers: dict[int, _Worker] = {}
+
+    def add(self, line: dict[str, Any]) -> bool:
+        """Hold a worker's window line; True if it is new or differs from the one held."""
+        ws = round(float(line["window_start"]), 6)
+        wid = int(line["worker_id"])
+        w = self.windows.get(ws)
+        if w is None:
+            w = self.windows[ws] = Window(ws, float(line["window_seconds"]))
+        worker = self._workers.get(wid)
+        if worker is None:
+            self._workers[wid] = _Worker(ws, ws)
+        else:
+            worker.first_window = min(worker.first_window, ws)
+            worker.last_window = max(worker.last_window, ws)
+        if w.lines.get(wid) == line:
+            return False
+        w.lines[wid] = line
+        if w.fleet_written:
+            w.fleet_dirty = True
+        return True
+
+    def finish(self, worker_id: int) -> None:
+        """The worker's summary came: it reports no window after its last."""
+        worker = self._workers.get(worker_id)
+        if worker is not None:
+            worker.finished = True
+
+    def expected(self, ws: float) -> set[int]:
+        return {
+            wid
+            for wid, w in self._workers.items()
+            if w.first_window <= ws and not (w.finished and w.last_window < ws)
+        }
+
+    def complete(self, w: Window) -> bool:
+        if not self.expected(w.window_start) <= w.lines.keys():
+            return False
+        return self.expected_workers is None or len(w.lines) >= self._expected_count(w)
+
+    def _expected_count(self, w: Window) -> int:
+        """At least ``expected_workers``, less those known to have ended before ``w``."""
+        assert self.expected_workers is not None
+        ended = sum(
+            1 for x in self._workers.values() if x.finished and x.last_window < w.window_start
+        )
+        return self.expected_workers - ended
+
+    def due(self, now: float, grace_s: float) -> list[Window]:
+        """Windows whose fleet row should be written now: complete, or past their end by
+        ``grace_s``, and not written yet (or changed since)."""
+        return [
+            w
+            for ws, w in sorted(self.windows.items())
+            if (not w.fleet_written or w.fleet_dirty)
+            and (self.complete(w) or now >= w.end + grace_s)
+        ]
