@@ -105,12 +105,11 @@ def query_times(data_dir: Path) -> dict[str, float]:
 
     src = EmulatorSource(data_dir)
     d = src.dialect
+    last = src.query(q.runs(d), times=("LAST_COMMIT",))["LAST_COMMIT"].iloc[0].isoformat()
     queries = {
-        "runs": q.runs(d), "totals": q.totals(d, RUN_ID), "recent_delay": q.recent_delay(d, RUN_ID),
-        "revenue_by_resort": q.revenue_by_resort(d, RUN_ID, 10),
-        "revenue_by_region": q.revenue_by_region(d, RUN_ID),
-        "category_mix": q.category_mix(d, RUN_ID, 60),
-        "passholder_share": q.passholder_share(d, RUN_ID),
+        "runs": q.runs(d), "totals": q.totals(d, RUN_ID),
+        "recent_delay": q.recent_delay(d, RUN_ID, last), "resorts": q.resorts(d, RUN_ID),
+        "resorts_unfiltered": q.resorts(d, None), "category_mix": q.category_mix(d, RUN_ID, 15),
         "customer_payment_mix": q.customer_payment_mix(d, RUN_ID),
         "latest_sales": q.latest_sales(d, RUN_ID),
     }  # fmt: skip

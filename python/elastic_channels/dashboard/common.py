@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pandas as pd
@@ -11,7 +12,9 @@ import streamlit as st
 from .settings import Settings
 from .source import DataSource, EmulatorSource, QueryError
 
-__all__ = ["auto_refresh", "load", "show_query_error", "source"]
+__all__ = ["auto_refresh", "load", "load_many", "show_query_error", "source"]
+
+PARALLEL_QUERIES = 2
 
 
 @st.cache_resource(show_spinner=False)
@@ -37,6 +40,15 @@ def _load(key: str, _src: DataSource, sql: str, times: tuple[str, ...]) -> pd.Da
 def load(src: DataSource, sql: str, times: Sequence[str] = ()) -> pd.DataFrame:
     """``sql`` on the target (results kept 2 s, so several viewers cost one query)."""
     return _load(src.description.split(" (")[0], src, sql, tuple(times))
+
+
+def load_many(
+    src: DataSource, queries: dict[str, tuple[str, Sequence[str]]]
+) -> dict[str, pd.DataFrame]:
+    """Several queries at once (two at a time: each DuckDB read runs on one thread)."""
+    with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
+        running = {n: pool.submit(load, src, sql, times) for n, (sql, times) in queries.items()}
+        return {n: f.result() for n, f in running.items()}
 
 
 def show_query_error(e: QueryError, what: str) -> None:

@@ -35,6 +35,12 @@ class Dialect:
             return f"time_bucket(INTERVAL '{seconds} seconds', {expr})"
         return f"TIME_SLICE({expr}, {seconds}, 'SECOND')"
 
+    def timestamp(self, iso: str) -> str:
+        """A TIMESTAMP WITH TIME ZONE literal from an ISO 8601 string."""
+        if self.name == "duckdb":
+            return f"CAST({sql_string(iso)} AS TIMESTAMPTZ)"
+        return f"TO_TIMESTAMP_TZ({sql_string(iso)})"
+
     def minus_seconds(self, expr: str, seconds: int) -> str:
         """The timestamp ``seconds`` before ``expr``."""
         if self.name == "duckdb":

@@ -22,10 +22,8 @@ __all__ = [
     "category_mix",
     "customer_payment_mix",
     "latest_sales",
-    "passholder_share",
     "recent_delay",
-    "revenue_by_region",
-    "revenue_by_resort",
+    "resorts",
     "runs",
     "totals",
 ]
@@ -55,48 +53,58 @@ def bucket_seconds(span_s: float) -> int:
 
 
 def runs(d: Dialect, limit: int = 50) -> str:
-    """The runs in the table, latest first (by their last sale)."""
+    """The runs in the table, latest first, each with its headline figures (one scan)."""
     return (
-        f"SELECT RUN_ID, count(*) AS SALES, max(SALE_TIME) AS LAST_SALE FROM {TABLE} "
-        f"GROUP BY RUN_ID ORDER BY LAST_SALE DESC LIMIT {int(limit)}"
+        "SELECT RUN_ID, count(*) AS SALES, sum(AMOUNT) AS REVENUE, "
+        "min(SALE_TIME) AS FIRST_SALE, max(SALE_TIME) AS LAST_SALE, "
+        f"max({d.commit_time}) AS LAST_COMMIT, "
+        f"{d.diff_ms('min(SALE_TIME)', 'max(SALE_TIME)')} AS SPAN_MS "
+        f"FROM {TABLE} GROUP BY RUN_ID ORDER BY LAST_SALE DESC, RUN_ID LIMIT {int(limit)}"
     )
 
 
 def totals(d: Dialect, run_id: str | None) -> str:
+    """The headline figures of one run (or of every run), as :func:`runs` gives them."""
     return (
-        "SELECT count(*) AS SALES, sum(AMOUNT) AS REVENUE, count(DISTINCT RESORT) AS RESORTS, "
-        f"min(SALE_TIME) AS FIRST_SALE, max(SALE_TIME) AS LAST_SALE, "
+        "SELECT count(*) AS SALES, sum(AMOUNT) AS REVENUE, "
+        "min(SALE_TIME) AS FIRST_SALE, max(SALE_TIME) AS LAST_SALE, "
         f"max({d.commit_time}) AS LAST_COMMIT, "
         f"{d.diff_ms('min(SALE_TIME)', 'max(SALE_TIME)')} AS SPAN_MS "
         f"FROM {TABLE} WHERE {where_run(run_id)}"
     )
 
 
-def _by_resort(run_id: str | None) -> str:
-    return (
-        "SELECT RESORT, sum(AMOUNT) AS REVENUE, count(*) AS SALES "
+def resorts(d: Dialect, run_id: str | None) -> str:
+    """Per resort and per region (state or province), in one scan of the rows.
+
+    ``KIND`` is ``RESORT`` or ``REGION``; ``NAME`` the resort or region; ``REVENUE``,
+    ``SALES``, ``REVENUE_PCT`` (share of all revenue), ``PASSHOLDER_PCT`` (share of its
+    sales made by passholders), ``PASSHOLDER_REVENUE_PCT``, ``RESORTS`` (selling, per
+    region). Rows are by kind, then revenue, largest first.
+    """
+    ph = "CUSTOMER_TYPE = 'PASSHOLDER'"
+    per_resort = (
+        "SELECT RESORT, sum(AMOUNT) AS REVENUE, count(*) AS SALES, "
+        f"sum(CASE WHEN {ph} THEN 1 ELSE 0 END) AS PH_SALES, "
+        f"sum(CASE WHEN {ph} THEN AMOUNT ELSE 0 END) AS PH_REVENUE "
         f"FROM {TABLE} WHERE {where_run(run_id)} GROUP BY RESORT"
     )
-
-
-def revenue_by_resort(d: Dialect, run_id: str | None, top_n: int) -> str:
-    """The top ``top_n`` resorts by revenue, with their region and share of revenue."""
-    return (
-        f"WITH BY_RESORT AS ({_by_resort(run_id)}) "
-        "SELECT B.RESORT, coalesce(R.REGION, 'unknown') AS REGION, B.REVENUE, B.SALES, "
-        "100.0 * B.REVENUE / sum(B.REVENUE) OVER () AS REVENUE_PCT "
-        f"FROM BY_RESORT B LEFT JOIN {REGIONS_SQL} ON R.RESORT_NAME = B.RESORT "
-        f"ORDER BY B.REVENUE DESC, B.RESORT LIMIT {int(top_n)}"
+    joined = (
+        "SELECT B.*, coalesce(R.REGION, 'unknown') AS REGION, "
+        "sum(B.REVENUE) OVER () AS ALL_REVENUE "
+        f"FROM B LEFT JOIN {REGIONS_SQL} ON R.RESORT_NAME = B.RESORT"
     )
-
-
-def revenue_by_region(d: Dialect, run_id: str | None) -> str:
     return (
-        f"WITH BY_RESORT AS ({_by_resort(run_id)}) "
-        "SELECT coalesce(R.REGION, 'unknown') AS REGION, sum(B.REVENUE) AS REVENUE, "
-        "sum(B.SALES) AS SALES, count(*) AS RESORTS "
-        f"FROM BY_RESORT B LEFT JOIN {REGIONS_SQL} ON R.RESORT_NAME = B.RESORT "
-        "GROUP BY coalesce(R.REGION, 'unknown') ORDER BY REVENUE DESC, REGION"
+        f"WITH B AS ({per_resort}), J AS ({joined}), U AS ("
+        "SELECT 'RESORT' AS KIND, RESORT AS NAME, REGION, REVENUE, SALES, "
+        "100.0 * REVENUE / ALL_REVENUE AS REVENUE_PCT, "
+        "100.0 * PH_SALES / SALES AS PASSHOLDER_PCT, "
+        "100.0 * PH_REVENUE / REVENUE AS PASSHOLDER_REVENUE_PCT, 1 AS RESORTS FROM J "
+        "UNION ALL "
+        "SELECT 'REGION', REGION, REGION, sum(REVENUE), sum(SALES), "
+        "100.0 * sum(REVENUE) / max(ALL_REVENUE), 100.0 * sum(PH_SALES) / sum(SALES), "
+        "100.0 * sum(PH_REVENUE) / sum(REVENUE), count(*) FROM J GROUP BY REGION) "
+        "SELECT * FROM U ORDER BY KIND DESC, REVENUE DESC, NAME"
     )
 
 
@@ -107,20 +115,6 @@ def category_mix(d: Dialect, run_id: str | None, bucket_s: int) -> str:
         f"SELECT {bucket} AS BUCKET, CATEGORY, sum(AMOUNT) AS REVENUE, count(*) AS SALES "
         f"FROM {TABLE} WHERE {where_run(run_id)} GROUP BY {bucket}, CATEGORY "
         "ORDER BY BUCKET, CATEGORY"
-    )
-
-
-def passholder_share(d: Dialect, run_id: str | None) -> str:
-    """Per resort: the share of its sales (and revenue) made by passholders, in percent."""
-    ph = "CUSTOMER_TYPE = 'PASSHOLDER'"
-    return (
-        "SELECT RESORT, count(*) AS SALES, "
-        f"sum(CASE WHEN {ph} THEN 1 ELSE 0 END) AS PASSHOLDER_SALES, "
-        f"100.0 * sum(CASE WHEN {ph} THEN 1 ELSE 0 END) / count(*) AS PASSHOLDER_PCT, "
-        f"100.0 * sum(CASE WHEN {ph} THEN AMOUNT ELSE 0 END) / sum(AMOUNT) "
-        "AS PASSHOLDER_REVENUE_PCT "
-        f"FROM {TABLE} WHERE {where_run(run_id)} GROUP BY RESORT "
-        "ORDER BY PASSHOLDER_PCT DESC, RESORT"
     )
 
 
@@ -154,11 +148,14 @@ def latest_sales(d: Dialect, run_id: str | None, limit: int = LATEST_SALES_LIMIT
     )
 
 
-def recent_delay(d: Dialect, run_id: str | None, window_s: int = RECENT_WINDOW_S) -> str:
-    """Ingest-to-visible p50/p99 (ms) of the rows committed in the last ``window_s``
-    seconds before the latest commit."""
+def recent_delay(
+    d: Dialect, run_id: str | None, last_commit_iso: str, window_s: int = RECENT_WINDOW_S
+) -> str:
+    """Ingest-to-visible p50/p99 (ms) of the rows committed in the ``window_s`` seconds
+    before ``last_commit_iso`` (the latest commit, from :func:`runs`: a constant lets the
+    target skip the older rows by their commit-time statistics)."""
     delay = d.diff_ms("SALE_TIME", d.commit_time)
-    latest = f"(SELECT max({d.commit_time}) FROM {TABLE} WHERE {where_run(run_id)})"
+    latest = d.timestamp(last_commit_iso)
     return (
         f"SELECT count(*) AS SALES, {d.approx_quantile(delay, 0.5)} AS DELAY_P50_MS, "
         f"{d.approx_quantile(delay, 0.99)} AS DELAY_P99_MS, max({delay}) AS DELAY_MAX_MS "
