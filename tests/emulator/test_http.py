@@ -33,8 +33,16 @@ def call(emu):
 
     def do(method, path, body=None, headers=None, timeout=10):
         conn = http.client.HTTPSConnection("localhost", emu.port, context=ctx, timeout=timeout)
+        headers = dict(headers or {})
+        if path.startswith("/_emulator/"):  # the control calls need the emulator's secret
+            headers.setdefault("Authorization", f"Bearer {emu.control_secret}")
+            headers.setdefault("Content-Type", "application/json")
+        elif path.startswith("/v2/streaming/data/"):
+            headers.setdefault("Content-Type", "application/x-ndjson")
+        elif body is not None:
+            headers.setdefault("Content-Type", "application/json")
         try:
-            conn.request(method, path, body=body, headers=headers or {})
+            conn.request(method, path, body=body, headers=headers)
             resp = conn.getresponse()
             return resp.status, resp.read()
         finally:
@@ -44,7 +52,7 @@ def call(emu):
 
 
 def _scoped(emu):
-    return {"Authorization": "Bearer " + emu.api._tokens.issue("EMULATOR_USER", "localhost")}
+    return {"Authorization": "Bearer " + emu.tokens.issue("EMULATOR_USER", "localhost")}
 
 
 def _rows_body(n=10, run_id="http"):
@@ -138,8 +146,10 @@ def test_named_channels_open_report_status_and_drop(emu, call):
     assert "next_continuation_token" in opened
     status, body = call("POST", pipe + ":bulk-channel-status", status_body, _scoped(emu))
     statuses = json.loads(body)["channel_statuses"]
-    assert status == 200 and sorted(statuses) == ["ELASTIC", "NAMED_1"]
+    # Unknown channels are reported, not left out (the documented API; issue #12 item 7).
+    assert status == 200 and sorted(statuses) == ["ELASTIC", "NAMED_1", "NEVER_OPENED"]
     assert statuses["NAMED_1"]["channel_status_code"] == "SUCCESS"
+    assert statuses["NEVER_OPENED"]["channel_status_code"] == "ERR_CHANNEL_DOES_NOT_EXIST"
     assert call("DELETE", pipe + "/channels/NAMED_1", None, _scoped(emu))[0] == 200
     assert call("DELETE", pipe + "/channels/NAMED_1", None, _scoped(emu))[0] == 404
     named_rows = ROWS_PATH.replace("/ELASTIC/", "/NAMED_1/")

@@ -7,9 +7,9 @@ import json
 import duckdb
 import pytest
 
+from elastic_channels.emulator.rowcheck import RowChecker
 from elastic_channels.emulator.schema import (
     COMMIT_TIME_COLUMN,
-    RowChecker,
     column_type,
     create_table_sql,
 )

@@ -6,7 +6,7 @@
 * Users: RSA public keys registered per user (``users/<USER>.pub.pem`` in the data dir,
   or added at start). A key-pair JWT is checked for its RS256 signature, its ``iss``
   public-key fingerprint (``ACCOUNT.USER.SHA256:<b64 sha256 of the key's DER>``), its
-  ``sub`` and its ``exp``.
+  ``sub``, its ``exp`` and its lifetime (``exp - iat``, at most an hour, as Snowflake).
 * Scoped tokens: data calls need a token this emulator issued (HS256, random secret per
   process, ``exp`` in seconds).
 """
@@ -43,6 +43,8 @@ __all__ = [
 CLOCK_LEEWAY_S = 60
 #: A JWT time claim above this is in milliseconds (1e11 s is the year 5138).
 MS_EPOCH_THRESHOLD = 100_000_000_000
+#: Snowflake refuses a key-pair JWT that lives longer than an hour.
+MAX_JWT_LIFETIME_S = 3600
 
 
 class AuthError(Exception):
@@ -212,8 +214,19 @@ class UserKeys:
         if not isinstance(exp, (int, float)):
             raise AuthError("JWT has no numeric exp claim")
         exp_s = exp / 1000 if exp > MS_EPOCH_THRESHOLD else exp
-        if exp_s + CLOCK_LEEWAY_S < time.time():
-            raise AuthError(f"JWT expired at {exp_s:.0f} (now {time.time():.0f})")
+        now = time.time()
+        if exp_s + CLOCK_LEEWAY_S < now:
+            raise AuthError(f"JWT expired at {exp_s:.0f} (now {now:.0f})")
+        iat = claims.get("iat")
+        start = now
+        if isinstance(iat, (int, float)):
+            start = iat / 1000 if iat > MS_EPOCH_THRESHOLD else iat
+            if start > now + CLOCK_LEEWAY_S:
+                raise AuthError(f"JWT iat {start:.0f} is in the future (now {now:.0f})")
+        if exp_s - start > MAX_JWT_LIFETIME_S + CLOCK_LEEWAY_S:
+            raise AuthError(
+                f"JWT lifetime of {exp_s - start:.0f} s is over the {MAX_JWT_LIFETIME_S} s limit"
+            )
         return user
 
 

@@ -11,10 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from ..model import COLUMNS
+from .access import CONTROL_SECRET_FILE
 from .emulator import DB_FILE, SERVER_FILE, rows_as_json_lines
 from .store import Store
 
-__all__ = ["ControlClient", "ControlError", "query_offline", "running_server", "stats_offline"]
+__all__ = [
+    "ControlClient",
+    "ControlError",
+    "control_secret",
+    "query_offline",
+    "running_server",
+    "stats_offline",
+]
 
 
 class ControlError(Exception):
@@ -41,21 +49,40 @@ def running_server(data_dir: Path) -> dict[str, Any] | None:
     return info if _pid_alive(int(info.get("pid", 0))) else None
 
 
+def control_secret(data_dir: Path) -> str | None:
+    """The control secret the emulator wrote into ``data_dir`` (None if there is none)."""
+    try:
+        return (Path(data_dir) / CONTROL_SECRET_FILE).read_text().strip()
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        raise ControlError(
+            f"cannot read {Path(data_dir) / CONTROL_SECRET_FILE}: run this as the user who "
+            "started the emulator"
+        ) from None
+
+
 class ControlClient:
-    """Calls ``/_emulator/...`` on the server running for a data dir (TLS via its CA)."""
+    """Calls ``/_emulator/...`` on the server running for a data dir (TLS via its CA,
+    authenticated with the control secret in the data dir)."""
 
     def __init__(self, data_dir: Path, timeout_s: float = 60.0) -> None:
         info = running_server(data_dir)
         if info is None:
             raise ControlError(f"no emulator is running for data dir {data_dir}")
-        self.base = f"https://127.0.0.1:{info['port']}/_emulator/"
+        host = str(info.get("url", "")).rsplit(":", 1)[0] or "https://127.0.0.1"
+        self.base = f"{host}:{info['port']}/_emulator/"
         self._ctx = ssl.create_default_context(cafile=str(Path(data_dir) / "tls" / "ca.pem"))
         self._timeout = timeout_s
+        self._secret = control_secret(data_dir)
 
     def call(self, method: str, path: str, body: Any = None) -> bytes:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method)
-        req.add_header("Content-Type", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if self._secret:
+            req.add_header("Authorization", f"Bearer {self._secret}")
         try:
             with urllib.request.urlopen(req, context=self._ctx, timeout=self._timeout) as resp:
                 return resp.read()
@@ -74,7 +101,7 @@ class ControlClient:
 
 
 def query_offline(data_dir: Path, sql: str, table: str = "RESORT_SALES") -> list[bytes]:
-    """Run SQL on the DuckDB file of a stopped emulator (read-only)."""
+    """Run one SELECT on the DuckDB file of a stopped emulator (read-only, no file access)."""
     db = Path(data_dir) / DB_FILE
     if not db.exists():
         raise ControlError(f"no emulator database at {db}")

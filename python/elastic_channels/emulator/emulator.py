@@ -10,8 +10,9 @@
         emu.query("SELECT count(*) FROM RESORT_SALES")
 
 The data directory keeps the CA and server certificate (``tls/``), user keys
-(``users/``), the spool of acked-but-not-landed appends (``spool/``), the DuckDB file
-(``emulator.duckdb``) and, while a server runs, ``server.json`` (its port and pid).
+(``users/``), the control secret (``control.secret``, mode 0600), the spool of
+acked-but-not-landed appends (``spool/``), the DuckDB file (``emulator.duckdb``) and,
+while a server runs, ``server.json`` (its port and pid).
 """
 
 from __future__ import annotations
@@ -28,11 +29,16 @@ from typing import Any
 import msgspec
 
 from ..model import COLUMNS
-from .api import SnowpipeApi, Target
+from .access import Authenticator, ensure_control_secret
+from .api import SnowpipeApi, Target, snowpipe_routes
+from .app import EmulatorApp
 from .auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
+from .control_api import control_routes
 from .faults import FaultTable
+from .http_server import HttpLimits, HttpServer, check_loopback
 from .lander import Lander
-from .server import EmulatorHTTPServer, check_loopback, serve_in_thread
+from .routes import Route, Router
+from .spool import work_dir_of
 from .stats import Stats
 from .store import Store
 
@@ -72,6 +78,10 @@ class EmulatorConfig:
     check_keys: bool = True
     #: Sent to the SDK in pipe-info ``parameter_overrides`` (None: the SDK's default ~1 s).
     append_buffer_ms: int | None = None
+    #: Timeouts and the connection cap of the HTTPS server.
+    limits: HttpLimits = field(default_factory=HttpLimits)
+    #: More endpoints to serve (e.g. Snowflake's SQL API), after the built-in ones.
+    extra_routes: Sequence[Route] = ()
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
@@ -102,7 +112,7 @@ class Emulator:
         self.store: Store | None = None
         self.lander: Lander | None = None
         self.api: SnowpipeApi | None = None
-        self._server: EmulatorHTTPServer | None = None
+        self._server: HttpServer | None = None
         self.port = 0
 
     # --- lifecycle ----------------------------------------------------------------
@@ -117,31 +127,34 @@ class Emulator:
         for user, paths in cfg.public_keys.items():
             for p in paths:
                 users.add(user, Path(p).read_bytes())
+        self.control_secret = ensure_control_secret(cfg.data_dir)
+        spool = cfg.data_dir / "spool"
+        work_dir_of(spool).mkdir(parents=True, exist_ok=True)
         self.store = Store(
-            cfg.data_dir / DB_FILE, cfg.table, cfg.columns, threads=cfg.duckdb_threads
-        )
-        self.lander = Lander(
-            cfg.data_dir / "spool",
-            self.store,
-            self.stats,
-            fsync=cfg.fsync,
-            check_keys=cfg.check_keys,
-        )
+            cfg.data_dir / DB_FILE, cfg.table, cfg.columns, threads=cfg.duckdb_threads,
+            work_dir=work_dir_of(spool), check_keys=cfg.check_keys,
+        )  # fmt: skip
+        self.lander = Lander(spool, self.store, self.stats, fsync=cfg.fsync)
         self.lander.start()
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(tls.chain, tls.key)
         self._tls = tls
-        self._server = EmulatorHTTPServer(cfg.host, cfg.port, context, self)
-        self.port = self._server.server_address[1]
         overrides: dict[str, Any] = {}
         if cfg.append_buffer_ms is not None:
             overrides["max_append_request_buffer_duration_ms"] = cfg.append_buffer_ms
         target = Target(cfg.account, cfg.database, cfg.schema, cfg.pipe, "localhost")
-        self.api = SnowpipeApi(
-            target, users, ScopedTokens(cfg.token_ttl_s), self.lander, self.stats, overrides
-        )
-        self._thread = serve_in_thread(self._server)
+        self.tokens = ScopedTokens(cfg.token_ttl_s)
+        self.api = SnowpipeApi(target, self.tokens, self.lander, self.stats, overrides)
+        router = Router([*snowpipe_routes(self.api), *control_routes(self), *cfg.extra_routes])
+        authenticator = Authenticator(users, self.tokens, self.control_secret)
+        self._app = EmulatorApp(
+            router, authenticator, self.faults, self.stats,
+            body_timeout_s=cfg.limits.body_timeout_s,
+        )  # fmt: skip
+        self._server = HttpServer(self._app, cfg.host, cfg.port, context, cfg.limits)
+        self.port = self._server.port
+        self._server.start()
         write_json_atomic(
             cfg.data_dir / SERVER_FILE,
             {"pid": os.getpid(), "port": self.port, "url": self.url, "started": time.time()},
@@ -151,9 +164,9 @@ class Emulator:
     def stop(self, land_timeout_s: float = 60.0) -> None:
         """Stop accepting requests, land what was acked, close the database."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
+            self._app.close()
         (self.config.data_dir / SERVER_FILE).unlink(missing_ok=True)
         if self.lander is not None:
             self.lander.stop(land_timeout_s)
@@ -172,7 +185,8 @@ class Emulator:
 
     @property
     def url(self) -> str:
-        return f"https://{self.config.host}:{self.port}"
+        host = check_loopback(self.config.host)
+        return f"https://[{host}]:{self.port}" if ":" in host else f"https://{host}:{self.port}"
 
     def properties(self) -> dict[str, Any]:
         """``StreamingIngestClient`` properties for the default user (its key as a file path)."""
@@ -230,4 +244,4 @@ _JSON = msgspec.json.Encoder(decimal_format="number")
 
 def rows_as_json_lines(columns: list[str], rows: list[tuple[Any, ...]]) -> list[bytes]:
     """One JSON object per row, keyed by column name, each line ending in a newline."""
-    return [_JSON.encode(dict(zip(columns, row))) + b"\n" for row in rows]
+    return [_JSON.encode({c: row[i] for i, c in enumerate(columns)}) + b"\n" for row in rows]

@@ -1,13 +1,15 @@
 """Scripted failures, per endpoint, by count or by probability.
 
-A fault is checked when a request arrives, before it is handled, so a faulted append is
-never spooled: when the SDK retries it, its rows land exactly once. Faults are kept in
+A fault is checked when a request arrives, once its credentials and body are in, before
+it is handled, so a faulted append is never spooled (except by ``lose_ack``): when the
+SDK retries it, its rows land exactly once. Faults are kept in
 the order they were added; the first one that matches a request and fires is used.
 
 Actions: ``status`` (reply with an HTTP status and a Snowflake-style JSON error body),
 ``delay`` (sleep, then handle normally), ``drop`` (read the request, then close the
-connection without a reply) and ``malformed`` (reply 200 with a body the SDK cannot
-use).
+connection without a reply), ``malformed`` (reply 200 with a body the SDK cannot use)
+and ``lose_ack`` (handle the request normally, so an append is spooled and lands, then
+close the connection without a reply: the client retries, and the rows land twice).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ ENDPOINTS = (
     "drop_channel",
     "rows",
 )
-ACTIONS = ("status", "delay", "drop", "malformed")
+ACTIONS = ("status", "delay", "drop", "malformed", "lose_ack")
 #: HTTP statuses a ``status`` fault may send.
 FAULT_STATUSES = (400, 401, 403, 404, 409, 429, 500, 502, 503, 504)
 

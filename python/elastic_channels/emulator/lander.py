@@ -1,69 +1,50 @@
-"""The spool (where an append is queued before it is acked) and the thread that lands it.
+"""The landing threads: take acked requests from the spool in order and land them.
 
-An append is acked only after its body is in the spool: the wire body (zstd as the SDK
-sent it, so the spool costs ~1/10 of the raw bytes) is written and, unless disabled,
-fsync'd, and then a small ``.meta.json`` beside it is renamed into place. A spool entry
-without its meta file was never acked and is discarded at start; entries with one are
-landed, also after a crash or restart. The lander thread takes entries in order,
-batches them (bulk landing), and deletes them once their rows are committed.
+A batch waits up to :data:`LINGER_S` or until :data:`MIN_BATCH_RAW_BYTES` are queued (a
+big DuckDB transaction costs far less per MB), then every line of every request in it goes
+through the one typed parse path in one transaction that also records the requests as
+landed (``Store.land``). A request that cannot be landed at all (a spool file that no
+longer inflates, a DuckDB failure on that request alone) is recorded as landed with every
+row rejected and the reason: nothing is retried forever, nothing blocks the requests
+after it.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import logging
-import os
 import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
-import zstandard
 
-from .schema import RowChecker, RowError
+from .bodies import BadBody, BodyTooLarge, inflate
+from .crashpoints import crash_point
+from .lines import clean_lines, line_numbers
+from .spool import Spool, SpoolEntry
 from .stats import MAX_KEPT_ERRORS, Stats
-from .store import Store
+from .store import LandedFile, Store, StoreError
 
 __all__ = ["Lander", "SpoolEntry"]
 
 log = logging.getLogger("elastic_channels.emulator")
 
-_SUFFIX = {"zstd": ".ndjson.zst", "gzip": ".ndjson.gz", "identity": ".ndjson"}
-#: A bulk landing batch stops growing at this many requests or raw bytes.
+#: A landing batch stops growing at this many requests or raw bytes.
 MAX_BATCH_FILES = 256
 MAX_BATCH_RAW_BYTES = 256 << 20
-#: The lander waits for this much queued data before landing (bigger transactions cost
-#: DuckDB far less per MB: ~23 ms/MB at 5 MB, ~8 ms/MB at 200 MB on this 2-core box) ...
+#: The lander waits for this much queued data before landing ...
 MIN_BATCH_RAW_BYTES = 128 << 20
 #: ... but never holds an acked append longer than this before landing it.
 LINGER_S = 1.0
-
-
-@dataclass
-class SpoolEntry:
-    seq: int
-    data_file: str
-    channel: tuple[str, str, str, str]
-    request_id: str
-    wire_bytes: int
-    raw_bytes: int
-    queued_at: float = 0.0  # time.monotonic() when acked; 0 for entries recovered at start
-
-
-def _write(path: Path, data: bytes, fsync: bool) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        if fsync:
-            f.flush()
-            os.fsync(f.fileno())
+#: Raw bodies are kept in memory (not inflated again) while the queue holds less than this.
+MAX_HELD_RAW_BYTES = 512 << 20
 
 
 class Lander:
-    """Owns the spool directory and the landing thread."""
+    """Owns the spool and the landing threads."""
 
     def __init__(
         self,
@@ -73,41 +54,31 @@ class Lander:
         *,
         fsync: bool = True,
         threads: int = 2,
-        check_keys: bool = True,
+        check_keys: bool = True,  # kept for callers; the Store's parse applies it
     ) -> None:
-        self.spool_dir = spool_dir
-        self._check_keys = check_keys
-        self._n_threads = threads
-        self._store = store
-        self._stats = stats
-        self._fsync = fsync
-        self._checker = RowChecker(store.columns)
+        self.spool = Spool(spool_dir, fsync=fsync)
+        self.spool_dir = self.spool.dir
+        self._store, self._stats, self._n_threads = store, stats, threads
         self._queue: deque[SpoolEntry] = deque()
         self._cond = threading.Condition()
         self._in_flight = 0
         self._queued_bytes = 0
+        self._held_bytes = 0
         self._waiters = 0
         self._stopping = False
         self._threads: list[threading.Thread] = []
-        spool_dir.mkdir(parents=True, exist_ok=True)
-        self._seq = itertools.count(self._recover())
         self._seq_lock = threading.Lock()
-
-    def _recover(self) -> int:
-        """Queue acked entries left from an earlier run; drop unacked ones. The next seq."""
-        entries = []
-        for meta in sorted(self.spool_dir.glob("*.meta.json")):
-            d = json.loads(meta.read_text())
-            d["channel"] = tuple(d["channel"])
-            d["queued_at"] = 0.0
-            entries.append(SpoolEntry(**d))
-        acked = {e.data_file for e in entries}
-        for f in self.spool_dir.iterdir():
-            if not f.name.endswith(".meta.json") and f.name not in acked:
-                f.unlink()
-        self._queue.extend(sorted(entries, key=lambda e: e.seq))
-        self._queued_bytes = sum(e.raw_bytes for e in entries)
-        return max((e.seq for e in entries), default=0) + 1
+        self._kept_lock = threading.Lock()
+        entries = self.spool.recover()
+        done = store.landed_seqs([e.seq for e in entries])
+        for e in entries:
+            if e.seq in done:
+                self.spool.remove(e)  # landed before a crash; only the clean-up was lost
+            else:
+                self._queue.append(e)
+                self._queued_bytes += e.raw_bytes
+        last = max([e.seq for e in entries] + [store.max_landed_seq()])
+        self._next_seq = last + 1
 
     # --- the ack side -------------------------------------------------------------
 
@@ -118,34 +89,37 @@ class Lander:
         body: bytes,
         encoding: str,
         raw_bytes: int,
+        *,
+        raw: bytes | None = None,
+        offset_token: str | None = None,
     ) -> None:
         """Spool one append durably; when this returns, the request may be acked."""
         with self._seq_lock:
-            seq = next(self._seq)
-        name = f"{seq:012d}{_SUFFIX[encoding]}"
-        _write(self.spool_dir / name, body, self._fsync)
-        entry = SpoolEntry(seq, name, channel, request_id, len(body), raw_bytes, time.monotonic())
-        meta = self.spool_dir / f"{seq:012d}.meta.json"
-        tmp = meta.with_suffix(".tmp")
-        _write(tmp, json.dumps(asdict(entry)).encode(), self._fsync)
-        os.replace(tmp, meta)
+            seq = self._next_seq
+            self._next_seq += 1
+        entry = SpoolEntry(
+            seq, Spool.data_name(seq, encoding), channel, request_id, len(body), raw_bytes,
+            encoding, offset_token, time.monotonic(),
+        )  # fmt: skip
+        self.spool.write(entry, body)
         with self._cond:
+            if raw is not None and self._held_bytes + len(raw) <= MAX_HELD_RAW_BYTES:
+                entry.raw = raw
+                self._held_bytes += len(raw)
             self._queue.append(entry)
             self._queued_bytes += raw_bytes
             self._cond.notify_all()
 
-    # --- the landing side ---------------------------------------------------------
+    # --- lifecycle ----------------------------------------------------------------
 
     def start(self) -> None:
-        # Two landers overlap one batch's scan with another's commit; DuckDB appends from
-        # concurrent transactions to one table without conflict.
         for i in range(self._n_threads):
             t = threading.Thread(target=self._run, name=f"emulator-lander-{i}", daemon=True)
             t.start()
             self._threads.append(t)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Land what is queued (up to ``timeout``), then stop the thread."""
+        """Land what is queued (up to ``timeout``), then stop the threads."""
         self.wait_idle(timeout)
         with self._cond:
             self._stopping = True
@@ -172,6 +146,8 @@ class Lander:
             finally:
                 self._waiters -= 1
         return True
+
+    # --- the landing side ---------------------------------------------------------
 
     def _take_batch(self) -> list[SpoolEntry] | None:
         with self._cond:
@@ -205,97 +181,92 @@ class Lander:
             if batch is None:
                 return
             try:
-                self._land(batch)
-            except Exception:  # never let the thread die silently; keep the entries
-                log.exception("landing failed; retrying in 1 s")
-                with self._cond:
-                    self._queue.extendleft(reversed(batch))
-                    self._queued_bytes += sum(e.raw_bytes for e in batch)
-                    self._in_flight -= len(batch)
-                time.sleep(1)
-                continue
-            with self._cond:
-                self._in_flight -= len(batch)
-                self._cond.notify_all()
-
-    def _land(self, batch: list[SpoolEntry]) -> None:
-        t0 = time.monotonic()
-        files = [self.spool_dir / e.data_file for e in batch]
-        channels = {e.channel for e in batch}
-        if not self._check_keys and len(channels) == 1:
-            n = self._store.land_unchecked(files)
-            if n is not None:
-                raw = sum(e.raw_bytes for e in batch)
-                elapsed = time.monotonic() - t0
-                self._stats.landed(batch[0].channel, n, n, [], elapsed, raw, len(batch))
-                for entry in batch:
-                    self._remove(entry)
-                return
-        counts = self._store.land_bulk(files)
-        if counts is not None:
-            share = (time.monotonic() - t0) / len(batch)
-            for entry, f in zip(batch, files):
-                self._stats.landed(
-                    entry.channel, counts[str(f)], counts[str(f)], [], share, entry.raw_bytes
-                )
-                self._remove(entry)
-            return
-        for entry in batch:
-            self._land_one(entry)
-
-    def _land_one(self, entry: SpoolEntry) -> None:
-        t0 = time.monotonic()
-        path = self.spool_dir / entry.data_file
-        counts = self._store.land_bulk([path])
-        if counts is not None:
-            n = counts[str(path)]
-            self._stats.landed(entry.channel, n, n, [], time.monotonic() - t0, entry.raw_bytes)
-            self._remove(entry)
-            return
-        data = _decode(path.read_bytes(), path.name)
-        good, parsed, errors = self._checker.check(data)
-        inserted, cast_errors = self._land_good(entry, good)
-        errors = sorted(errors + cast_errors)
-        kept = max(0, MAX_KEPT_ERRORS - self._stats.channel(entry.channel).rows_error_count)
-        self._store.keep_errors(entry.channel, entry.request_id, errors[:kept])
-        messages = [f"line {e.line}: {e.message}" for e in errors]
-        elapsed = time.monotonic() - t0
-        self._stats.landed(entry.channel, parsed, inserted, messages, elapsed, entry.raw_bytes)
-        self._remove(entry)
-
-    def _land_good(self, entry: SpoolEntry, good: bytes) -> tuple[int, list[RowError]]:
-        """Land checked rows; halve on a DuckDB cast error until the bad rows are isolated."""
-        lines = good.splitlines(keepends=True)
-        errors: list[RowError] = []
-
-        def land(part: Sequence[bytes]) -> int:
-            if not part:
-                return 0
-            tmp = self.spool_dir / f"{entry.seq:012d}.checked.ndjson"
-            tmp.write_bytes(b"".join(part))
-            try:
-                return self._store.land_checked(tmp)
-            except duckdb.Error as e:
-                if len(part) == 1:
-                    errors.append(RowError(0, f"cannot convert: {e}", part[0][:200].decode()))
-                    return 0
+                self._land_or_split(batch)
             finally:
-                tmp.unlink(missing_ok=True)
-            mid = len(part) // 2
-            return land(part[:mid]) + land(part[mid:])
+                with self._cond:
+                    self._in_flight -= len(batch)
+                    self._held_bytes -= sum(len(e.raw) for e in batch if e.raw is not None)
+                    for e in batch:
+                        e.raw = None
+                    self._cond.notify_all()
 
-        return land(lines), errors
+    def _land_or_split(self, batch: list[SpoolEntry]) -> None:
+        try:
+            self._land(batch)
+            return
+        except (duckdb.Error, StoreError, OSError) as e:
+            if len(batch) > 1:
+                log.warning("a batch of %d failed to land (%s); landing each alone", len(batch), e)
+            else:
+                log.error("request %s could not be landed: %s", batch[0].request_id, e)
+                self._land(batch, failure=f"the emulator could not land this request: {e}")
+                return
+        for entry in batch:
+            self._land_or_split([entry])
 
-    def _remove(self, entry: SpoolEntry) -> None:
-        (self.spool_dir / f"{entry.seq:012d}.meta.json").unlink(missing_ok=True)
-        (self.spool_dir / entry.data_file).unlink(missing_ok=True)
+    def _land(self, batch: Sequence[SpoolEntry], failure: str | None = None) -> None:
+        t0 = time.monotonic()
+        files: dict[str, Path] = {}
+        early: dict[int, list[tuple[int, str, str]]] = {}
+        for entry in batch:
+            path = self.spool.work_path(entry)
+            try:
+                raw = (
+                    entry.raw
+                    if entry.raw is not None
+                    else inflate(self.spool.read(entry), entry.encoding)
+                )
+                raw, early[entry.seq] = clean_lines(raw)
+            except (BadBody, BodyTooLarge, OSError) as e:
+                raw, early[entry.seq] = b"", [(0, f"spooled body unreadable: {e}", "")]
+            if failure is not None:
+                raw, early[entry.seq] = b"", [(0, failure, "")]
+            path.write_bytes(raw)
+            files[str(entry.seq)] = path
+        outcome: dict[int, LandedFile] = {}
 
+        def record(results: dict[str, LandedFile]) -> tuple[list[tuple], list[tuple]]:
+            landed_rows, error_rows = [], []
+            for entry in batch:
+                got = results[str(entry.seq)]
+                errors = self._numbered(entry, got, early[entry.seq])
+                got.parsed += len(early[entry.seq])
+                outcome[entry.seq] = got
+                got.errors = errors  # type: ignore[assignment]
+                landed_rows.append(
+                    (entry.seq, entry.request_id, *entry.channel, entry.offset_token,
+                     got.parsed, got.inserted)
+                )  # fmt: skip
+                for line, message, excerpt in self._kept(entry.channel, errors):
+                    error_rows.append((*entry.channel, entry.request_id, line, message, excerpt))
+            return landed_rows, error_rows
 
-def _decode(body: bytes, name: str) -> bytes:
-    if name.endswith(".zst"):
-        return zstandard.ZstdDecompressor().decompressobj().decompress(body)
-    if name.endswith(".gz"):
-        import gzip
+        self._store.land(files, record, crash_point)
+        share = (time.monotonic() - t0) / len(batch)
+        for entry in batch:
+            got = outcome[entry.seq]
+            messages = [f"line {line}: {msg}" for line, msg, _ in got.errors]  # type: ignore[misc]
+            self._stats.landed(
+                entry.channel, got.parsed, got.inserted, messages, share, entry.raw_bytes,
+                offset_token=entry.offset_token,
+            )  # fmt: skip
+            self.spool.remove(entry)
 
-        return gzip.decompress(body)
-    return body
+    def _numbered(
+        self, entry: SpoolEntry, got: LandedFile, early: list[tuple[int, str, str]]
+    ) -> list[tuple[int, str, str]]:
+        """Every rejected line of a request as (line number, message, excerpt), in order."""
+        errors = list(early)
+        if got.errors:
+            raw = self.spool.work_path(entry).read_bytes()
+            numbers = line_numbers(raw, [digest for _, _, digest in got.errors])
+            errors += [(numbers[i], msg, exc) for i, (msg, exc, _) in enumerate(got.errors)]
+        return sorted(errors)
+
+    def _kept(self, channel: Any, errors: list[tuple[int, str, str]]) -> list[tuple]:
+        """The rejected rows still to keep for this channel (the first MAX_KEPT_ERRORS)."""
+        with self._kept_lock:
+            room = max(0, MAX_KEPT_ERRORS - self._stats.kept_errors(channel))
+            kept = errors[:room]
+            self._stats.keep_errors(channel, len(kept))
+        return kept

@@ -28,14 +28,21 @@ class ChannelState:
     rows_error_count: int = 0
     last_error_message: str | None = None
     last_error_timestamp_ms: int | None = None
+    last_error_offset_upper_bound: str | None = None
+    last_committed_offset_token: str | None = None
     dropped: bool = False
     continuation: int = 0
+    kept_errors: int = 0
+    #: Bumped each time the channel is (re)opened: a token from before is stale.
+    client_sequencer: int = 0
+
+    def continuation_token(self) -> str:
+        return f"{self.client_sequencer}_{self.continuation}"
 
     def status_json(self) -> dict[str, Any]:
         d = asdict(self)
-        del d["dropped"], d["continuation"]
+        del d["dropped"], d["continuation"], d["kept_errors"], d["client_sequencer"]
         d["channel_status_code"] = "SUCCESS"
-        d["last_committed_offset_token"] = None
         d["snowflake_avg_processing_latency_ms"] = 0
         return d
 
@@ -91,19 +98,48 @@ class Stats:
                 state = self.channels[key] = ChannelState(*key)
             return state
 
-    def drop_channel(self, key: tuple[str, str, str, str]) -> bool:
+    def open_channel(self, key: tuple[str, str, str, str]) -> ChannelState:
+        """Open (or reopen) a named channel: its client sequencer moves on, which fences
+        any writer still holding a continuation token from before."""
         with self._lock:
             state = self.channels.get(key)
             if state is None or state.dropped:
-                return False
+                state = self.channels[key] = ChannelState(*key)
+            state.client_sequencer += 1
+            return state
+
+    def drop_channel(self, key: tuple[str, str, str, str]) -> ChannelState | None:
+        with self._lock:
+            state = self.channels.get(key)
+            if state is None or state.dropped:
+                return None
             state.dropped = True
-            return True
+            return state
+
+    def check_continuation(self, key: tuple[str, str, str, str], token: str | None) -> None:
+        """ApiError 400 unless ``token`` was issued since the channel was last opened."""
+        from .errors import ApiError
+
+        with self._lock:
+            current = self.channels[key].client_sequencer
+        if not token:
+            raise ApiError(
+                400, "ERR_INVALID_REQUEST", "continuationToken is required on a named channel"
+            )
+        sequencer, _, _ = token.partition("_")
+        if sequencer != str(current):
+            raise ApiError(
+                400,
+                "STALE_CONTINUATION_TOKEN_SEQUENCER",
+                f"continuation token {token!r} is stale: the channel was reopened since "
+                f"(client sequencer now {current}); reopen the channel to write again",
+            )
 
     def next_continuation(self, key: tuple[str, str, str, str]) -> str:
         with self._lock:
             state = self.channels[key]
             state.continuation += 1
-            return str(state.continuation)
+            return state.continuation_token()
 
     def landed(
         self,
@@ -114,6 +150,8 @@ class Stats:
         seconds: float,
         raw_bytes: int = 0,
         requests: int = 1,
+        *,
+        offset_token: str | None = None,
     ) -> None:
         with self._lock:
             self.bytes_landed += raw_bytes
@@ -130,6 +168,19 @@ class Stats:
             if errors:
                 state.last_error_message = errors[-1]
                 state.last_error_timestamp_ms = int(time.time() * 1000)
+                state.last_error_offset_upper_bound = offset_token
+            if offset_token is not None:
+                state.last_committed_offset_token = offset_token
+
+    def kept_errors(self, key: tuple[str, str, str, str]) -> int:
+        with self._lock:
+            state = self.channels.get(key)
+            return state.kept_errors if state else 0
+
+    def keep_errors(self, key: tuple[str, str, str, str], n: int) -> None:
+        with self._lock:
+            state = self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))
+            state.kept_errors += n
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:

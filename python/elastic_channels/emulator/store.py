@@ -1,39 +1,49 @@
-"""The embedded DuckDB database the rows land in, and its read path.
+"""The embedded DuckDB database: the landing table, kept errors, and what has landed.
 
-Bulk landing lets DuckDB parse the spooled NDJSON itself (``read_json`` with the typed
-columns, zstd read natively), which is what keeps up with a worker's 92 MB/s. A batch
-of spooled requests lands in one transaction after one pre-scan that counts rows per
-request and checks every row's keys are exactly the schema's, in order. If the pre-scan
-finds anything else, or the typed insert fails (a cast error, a null, malformed JSON),
-the batch is rolled back and each request is landed on its own through
-:class:`~.schema.RowChecker`, which rejects only the bad rows.
+One landing transaction takes a batch of requests (their raw NDJSON in ``work/`` files),
+parses every line through the one typed path (``rowparse.py``), inserts the good rows,
+keeps the first rejected ones in ``_EMULATOR_ERRORS`` and records every request in
+``_EMULATOR_LANDED`` — all or nothing, so a request's rows and the record that they
+landed commit together (what makes a restart exactly-once).
+
+The database is locked down once open: no file access except the ``work/`` directory,
+no extensions loaded from disk, configuration frozen. :meth:`Store.query` runs one
+read-only statement (a SELECT) for the control endpoint and the CLI.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from .schema import COMMIT_TIME_COLUMN, RowError, create_table_sql, quote_ident, read_json_columns
+from .rowparse import SOURCE, parse_sql
+from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
-__all__ = ["ERRORS_TABLE", "Store", "StoreError"]
+__all__ = ["ERRORS_TABLE", "LANDED_TABLE", "LandedFile", "Store", "StoreError"]
 
 log = logging.getLogger("elastic_channels.emulator")
 
 #: Rejected rows kept for inspection (the first ones per channel).
 ERRORS_TABLE = "_EMULATOR_ERRORS"
+#: One row per landed request, committed with its rows.
+LANDED_TABLE = "_EMULATOR_LANDED"
 
-_ERRORS_DDL = f"""CREATE TABLE IF NOT EXISTS {ERRORS_TABLE} (
+_DDL = (
+    f"""CREATE TABLE IF NOT EXISTS {ERRORS_TABLE} (
   ERROR_TIME TIMESTAMPTZ NOT NULL,
   DATABASE_NAME VARCHAR, SCHEMA_NAME VARCHAR, PIPE_NAME VARCHAR, CHANNEL_NAME VARCHAR,
-  REQUEST_ID VARCHAR, LINE_NUMBER BIGINT, MESSAGE VARCHAR, ROW_EXCERPT VARCHAR
-)"""
+  REQUEST_ID VARCHAR, LINE_NUMBER BIGINT, MESSAGE VARCHAR, ROW_EXCERPT VARCHAR)""",
+    f"""CREATE TABLE IF NOT EXISTS {LANDED_TABLE} (
+  SEQ BIGINT PRIMARY KEY, REQUEST_ID VARCHAR,
+  DATABASE_NAME VARCHAR, SCHEMA_NAME VARCHAR, PIPE_NAME VARCHAR, CHANNEL_NAME VARCHAR,
+  OFFSET_TOKEN VARCHAR, ROWS_PARSED BIGINT, ROWS_INSERTED BIGINT, LANDED_AT TIMESTAMPTZ)""",
+)
 
 
 class StoreError(Exception):
@@ -44,12 +54,18 @@ def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def _file_list(files: Sequence[Path]) -> str:
-    return "[" + ", ".join(_sql_str(str(f)) for f in files) + "]"
+@dataclass
+class LandedFile:
+    """What one request's lines came to: rows parsed and inserted, and the bad ones as
+    ``(message, excerpt, md5 of the line)`` (line numbers are the lander's to find)."""
+
+    parsed: int = 0
+    inserted: int = 0
+    errors: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 class Store:
-    """One DuckDB database file holding the landing table and the kept errors."""
+    """One DuckDB database file holding the landing table, kept errors and landed requests."""
 
     def __init__(
         self,
@@ -59,6 +75,8 @@ class Store:
         *,
         threads: int = 2,
         read_only: bool = False,
+        work_dir: Path | None = None,
+        check_keys: bool = True,
     ) -> None:
         self.table = table
         self.columns = tuple(columns)
@@ -68,26 +86,27 @@ class Store:
                 read_only=read_only,
                 config={"threads": threads, "preserve_insertion_order": False},
             )
+            self._con.execute("SET GLOBAL TimeZone = 'UTC'")
+            # FSST costs ~2 ms/MB at checkpoint; dictionary/RLE still apply.
+            self._con.execute("SET GLOBAL disabled_compression_methods = 'fsst'")
+            if not read_only:
+                self._con.execute(create_table_sql(table, columns))
+                for ddl in _DDL:
+                    self._con.execute(ddl)
+                self._check_table(db_path)
+            if work_dir is not None:
+                allowed = str(Path(work_dir).resolve()) + "/"
+                self._con.execute(f"SET GLOBAL allowed_directories = [{_sql_str(allowed)}]")
+            self._con.execute("SET GLOBAL enable_external_access = false")
+            self._con.execute("SET GLOBAL lock_configuration = true")
         except duckdb.Error as e:
             raise StoreError(f"cannot open {db_path}: {e}") from None
-        self._con.execute("SET TimeZone = 'UTC'")
-        # FSST string compression costs ~2 ms/MB at checkpoint; dictionary/RLE still apply
-        # (the table stays ~10x smaller than the NDJSON).
-        self._con.execute("SET disabled_compression_methods = 'fsst'")
-        if not read_only:
-            self._con.execute(create_table_sql(table, columns))
-            self._con.execute(_ERRORS_DDL)
-            self._check_table(db_path)
-        names = [quote_ident(n) for n, _ in columns]
-        self._keys_literal = "[" + ", ".join(_sql_str(n) for n, _ in columns) + "]"
-        self._insert_head = (
-            f"INSERT INTO {quote_ident(table)} ({', '.join(names)}, "
-            f"{quote_ident(COMMIT_TIME_COLUMN)}) SELECT {', '.join(names)}, now() FROM "
+        names = ", ".join(quote_ident(n) for n, _ in columns)
+        self._insert_sql = (
+            f"INSERT INTO {quote_ident(table)} ({names}, {quote_ident(COMMIT_TIME_COLUMN)}) "
+            f"SELECT {names}, now() FROM _parsed WHERE _ERR IS NULL"
         )
-        self._read_opts = (
-            f"format='newline_delimited', columns={read_json_columns(columns)}, "
-            "compression='auto_detect', maximum_object_size=16777216"
-        )
+        self._parse_sql = parse_sql(columns, check_keys=check_keys)
 
     def _check_table(self, db_path: Path) -> None:
         """Refuse a database whose table was made from another schema."""
@@ -100,103 +119,97 @@ class Store:
                 f"says {want}; use a fresh --data-dir (or move {db_path.name} away)"
             )
 
-    def _insert(self, cur: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> int:
-        sql = f"{self._insert_head}read_json({_file_list(files)}, {self._read_opts})"
-        row = cur.execute(sql).fetchone()
+    def landed_seqs(self, seqs: Sequence[int]) -> set[int]:
+        """Which of these spool sequence numbers have already landed."""
+        if not seqs:
+            return set()
+        rows = self._con.execute(
+            f"SELECT SEQ FROM {LANDED_TABLE} WHERE SEQ IN (SELECT unnest(?::BIGINT[]))",
+            [list(seqs)],
+        ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def max_landed_seq(self) -> int:
+        row = self._con.execute(f"SELECT coalesce(max(SEQ), 0) FROM {LANDED_TABLE}").fetchone()
         return int(row[0]) if row else 0
 
-    def land_bulk(self, files: Sequence[Path]) -> dict[str, int] | None:
-        """Land whole files in one transaction; rows per file, or None if any row is off."""
-        cur = self._con.cursor()
-        t0 = time.perf_counter()
-        try:
-            counts = cur.execute(
-                "SELECT filename, count(*), count(*) FILTER (WHERE json_keys(json) IS "
-                f"DISTINCT FROM {self._keys_literal}) FROM read_ndjson_objects("
-                f"{_file_list(files)}, compression='auto_detect', filename=true, "
-                "maximum_object_size=16777216) GROUP BY filename"
-            ).fetchall()
-            if any(bad for _, _, bad in counts):
-                return None
-            per_file = {str(f): 0 for f in files}
-            per_file.update({name: int(n) for name, n, _ in counts})
-            t1 = time.perf_counter()
-            cur.execute("BEGIN")
-            try:
-                inserted = self._insert(cur, files)
-                t2 = time.perf_counter()
-                expected = sum(per_file.values())
-                if inserted != expected:
-                    raise StoreError(f"inserted {inserted} rows, expected {expected}")
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            log.info(
-                "landed %d requests, %d rows: check %.3f s, insert %.3f s, commit %.3f s",
-                len(files), expected, t1 - t0, t2 - t1, time.perf_counter() - t2,
-            )  # fmt: skip
-            return per_file
-        except (duckdb.Error, StoreError):
-            return None
-        finally:
-            cur.close()
+    def land(
+        self,
+        files: dict[str, Path],
+        record: Any,
+        crash: Any = None,
+    ) -> dict[str, LandedFile]:
+        """Parse and land ``files`` (name -> raw NDJSON path) in one transaction.
 
-    def land_unchecked(self, files: Sequence[Path]) -> int | None:
-        """Land whole files in one transaction without the key pre-scan; rows, or None.
-
-        Unknown and duplicated keys are then ignored rather than rejected; a missing key,
-        a null, malformed JSON or a value that does not cast still fails the batch.
+        ``record(results) -> (landed_rows, error_rows)`` is called inside the transaction
+        with the per-file results and returns the ``_EMULATOR_LANDED`` and
+        ``_EMULATOR_ERRORS`` rows to commit with them. ``crash(point)`` is the test hook.
         """
+        paths = ", ".join(_sql_str(str(p)) for p in files.values())
+        source = (
+            f"read_csv([{paths}], columns={{'_SRC': 'VARCHAR'}}, delim='\\x01', quote='', "
+            "escape='', header=false, auto_detect=false, new_line='\\n', filename=true, "
+            "max_line_size=67108864, strict_mode=false)"
+        )
+        by_path = {str(p): name for name, p in files.items()}
         cur = self._con.cursor()
-        t0 = time.perf_counter()
         try:
             cur.execute("BEGIN")
             try:
-                inserted = self._insert(cur, files)
+                parse = self._parse_sql.replace(SOURCE, source)
+                cur.execute(f"CREATE TEMP TABLE _parsed AS {parse}")
+                cur.execute(self._insert_sql)
+                results = {name: LandedFile() for name in files}
+                for path, parsed, bad in cur.execute(
+                    "SELECT _FILE, count(*), count(_ERR) FROM _parsed GROUP BY _FILE"
+                ).fetchall():
+                    results[by_path[path]] = LandedFile(int(parsed), int(parsed) - int(bad))
+                for path, err, excerpt, digest in cur.execute(
+                    "SELECT _FILE, _ERR, _EXCERPT, md5(_SRC) FROM _parsed WHERE _ERR IS NOT NULL"
+                ).fetchall():
+                    results[by_path[path]].errors.append((err, excerpt, digest))
+                landed_rows, error_rows = record(results)
+                cur.executemany(
+                    f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
+                    landed_rows,
+                )
+                if error_rows:
+                    now = dt.datetime.now(dt.timezone.utc)
+                    cur.executemany(
+                        f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(now, *r) for r in error_rows],
+                    )
+                cur.execute("DROP TABLE _parsed")
+                if crash is not None:
+                    crash("land:before-commit")
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
-        except duckdb.Error:
-            return None
         finally:
             cur.close()
-        log.info(
-            "landed %d requests, %d rows unchecked in %.3f s",
-            len(files), inserted, time.perf_counter() - t0,
-        )  # fmt: skip
-        return inserted
-
-    def land_checked(self, good_file: Path) -> int:
-        """Land a file of rows :class:`~.schema.RowChecker` already accepted."""
-        cur = self._con.cursor()
-        try:
-            return self._insert(cur, [good_file])
-        finally:
-            cur.close()
-
-    def keep_errors(
-        self, channel: tuple[str, str, str, str], request_id: str, errors: Sequence[RowError]
-    ) -> None:
-        if not errors:
-            return
-        now = dt.datetime.now(dt.timezone.utc)
-        rows = [(now, *channel, request_id, e.line, e.message, e.excerpt) for e in errors]
-        cur = self._con.cursor()
-        try:
-            cur.executemany(f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        finally:
-            cur.close()
+        if crash is not None:
+            crash("land:after-commit")
+        return results
 
     def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Column names and rows of one SQL statement; StoreError with DuckDB's message."""
+        """Column names and rows of ONE read-only statement; StoreError saying why not."""
         cur = self._con.cursor()
         try:
-            cur.execute(sql)
-            if cur.description is None:
-                return [], []
-            return [d[0] for d in cur.description], cur.fetchall()
+            statements = cur.extract_statements(sql)
+            if len(statements) != 1:
+                raise StoreError(f"send exactly one SQL statement, not {len(statements)}")
+            kind = statements[0].type
+            if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
+                raise StoreError(f"only SELECT queries are allowed here, not {kind.name}")
+            cur.execute("BEGIN")
+            try:
+                cur.execute(sql)
+                if cur.description is None:
+                    return [], []
+                return [d[0] for d in cur.description], cur.fetchall()
+            finally:
+                cur.execute("ROLLBACK")
         except duckdb.Error as e:
             raise StoreError(str(e)) from None
         finally:

@@ -1,0 +1,70 @@
+"""Line-level work the lander does in Python: what DuckDB's line reader cannot take, and
+finding the line numbers of the rows the parse rejected.
+
+DuckDB reads a request's lines as UTF-8 text split on ``\\n``. A line that is not valid
+UTF-8, or holds a NUL or the reader's field separator (\\x01), cannot be JSON anyway: it
+is reported here, with its line number, and blanked so the other lines keep theirs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Sequence
+
+__all__ = ["EXCERPT_CHARS", "clean_lines", "line_numbers"]
+
+EXCERPT_CHARS = 200
+
+
+def _excerpt(line: bytes) -> str:
+    return line[:EXCERPT_CHARS].decode("utf-8", "replace")
+
+
+def clean_lines(raw: bytes) -> tuple[bytes, list[tuple[int, str, str]]]:
+    """``(raw with unreadable lines blanked, [(line number, message, excerpt)])``."""
+    ctrl = b"\x00" in raw or b"\x01" in raw
+    if not ctrl:
+        if raw.isascii():
+            return raw, []
+        try:
+            raw.decode("utf-8")
+            return raw, []
+        except UnicodeDecodeError:
+            pass
+    lines = raw.split(b"\n")
+    errors = []
+    for i, line in enumerate(lines):
+        if b"\x00" in line or b"\x01" in line:
+            problem = "DecodeError: malformed JSON (a control character outside a string)"
+        else:
+            try:
+                line.decode("utf-8")
+                continue
+            except UnicodeDecodeError as e:
+                problem = f"DecodeError: invalid UTF-8 at byte {e.start} of the line"
+        errors.append((i + 1, problem, _excerpt(line)))
+        lines[i] = b""
+    return b"\n".join(lines), errors
+
+
+def line_numbers(raw: bytes, digests: Sequence[str]) -> list[int]:
+    """The 1-based line numbers of the lines whose md5 hex digests are given, in order.
+
+    A digest given k times takes the first k lines that have it, in order.
+    """
+    wanted = defaultdict(int)
+    for d in digests:
+        wanted[d] += 1
+    found: dict[str, list[int]] = defaultdict(list)
+    for i, line in enumerate(raw.split(b"\n"), 1):
+        d = hashlib.md5(line, usedforsecurity=False).hexdigest()
+        if wanted.get(d, 0) > len(found[d]):
+            found[d].append(i)
+    taken: dict[str, int] = defaultdict(int)
+    out = []
+    for d in digests:
+        k = taken[d]
+        taken[d] += 1
+        out.append(found[d][k] if k < len(found[d]) else 0)
+    return out
