@@ -87,8 +87,10 @@ def write_metrics(data_dir: Path, run_id: str, rows: list[dict[str, Any]]) -> No
         con.execute(f"CREATE TABLE IF NOT EXISTS {METRICS_TABLE} ({body})")
         names = [n for n, _ in cols]
         for r in rows:
-            values = [r.get(n) for n in names]
-            values = [json.dumps(v) if n == "RAW" and v is not None else v for n, v in zip(names, values)]
+            values = [
+                json.dumps(r.get(n)) if n == "RAW" and r.get(n) is not None else r.get(n)
+                for n in names
+            ]
             marks = ", ".join("?" for _ in names)
             con.execute(f"INSERT INTO {METRICS_TABLE} VALUES ({marks})", values)
         con.execute("CHECKPOINT")

@@ -107,6 +107,8 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
             st.subheader(title)
             st.line_chart(df, x="T", y=present, x_label="window end (UTC)")
         drawn += 1
+    with st.expander("table"):
+        st.dataframe(df, hide_index=True, key="fleet_series")
 
 
 def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns, refresh_s: float) -> None:

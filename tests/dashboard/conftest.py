@@ -1,0 +1,52 @@
+"""Fixtures: one real run's emulator data dir (session-wide), copies of it to change."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The helpers beside these tests (pytest's importlib mode puts no test dir on the path).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dashboard_support import (
+    LandedRun,
+    copy_dir,
+    fleet_windows,
+    run_into,
+    write_metrics,
+)
+
+
+@pytest.fixture(scope="session")
+def landed(tmp_path_factory: pytest.TempPathFactory) -> LandedRun:
+    """A stopped emulator's data dir holding the landed rows of a 3 s, 1-worker run."""
+    return run_into(tmp_path_factory.mktemp("landed") / "emu")
+
+
+@pytest.fixture
+def landed_copy(landed: LandedRun, tmp_path: Path) -> LandedRun:
+    return LandedRun(copy_dir(landed.data_dir, tmp_path / "emu"), landed.run_id, landed.rows_landed)
+
+
+@pytest.fixture
+def with_metrics(landed_copy: LandedRun) -> LandedRun:
+    """The run's data dir plus a metrics table: worker 0 done, 1 failed, 2 running."""
+    write_metrics(
+        landed_copy.data_dir, landed_copy.run_id, fleet_windows(landed_copy.run_id, time.time() - 6)
+    )
+    return landed_copy
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No query result or source kept from another test's data dir."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.delenv("SNOWFLAKE_ACCOUNT", raising=False)
+    yield

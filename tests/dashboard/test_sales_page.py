@@ -1,0 +1,151 @@
+"""The "Resort sales" page, run headless by AppTest against a real run's landed rows;
+every figure it shows is checked against SQL of the same data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from dashboard_support import APP_DIR, LandedRun, sql
+from streamlit.testing.v1 import AppTest
+
+from elastic_channels.model import RESORTS
+
+PAGE = str(APP_DIR / "pages" / "sales.py")
+REGION = {r.name: r.region for r in RESORTS}
+
+
+def render(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> AppTest:
+    monkeypatch.setenv("ELASTIC_DASHBOARD_DATA_DIR", str(data_dir))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def frame(at: AppTest, first_column: str, *columns: str) -> pd.DataFrame:
+    """The shown dataframe whose columns start with ``first_column, *columns``."""
+    for df in at.dataframe:
+        v = df.value
+        if list(v.columns[: 1 + len(columns)]) == [first_column, *columns]:
+            return v
+    raise AssertionError(f"no table with columns {first_column, *columns}")
+
+
+def test_headline_figures_match_sql(monkeypatch: pytest.MonkeyPatch, landed: LandedRun) -> None:
+    at = render(monkeypatch, landed.data_dir)
+    assert not at.error, [e.value for e in at.error]
+    run = landed.run_id
+    (sales, revenue, resorts) = sql(
+        landed.data_dir,
+        f"SELECT count(*), sum(AMOUNT), count(DISTINCT RESORT) FROM RESORT_SALES "
+        f"WHERE RUN_ID = '{run}'",
+    )[0]
+    assert sales == landed.rows_landed > 0
+    assert at.selectbox(key="sales_run").value == run
+    assert metric(at, "Sales") == f"{sales:,}"
+    assert metric(at, "Revenue") == f"${float(revenue) / 1e6:,.2f} M"
+    assert metric(at, "Resorts selling") == str(resorts)
+    (p50, p99) = sql(
+        landed.data_dir,
+        "SELECT approx_quantile(d, 0.5), approx_quantile(d, 0.99) FROM (SELECT "
+        "date_diff('millisecond', SALE_TIME, _COMMIT_TIME) AS d, _COMMIT_TIME AS c FROM "
+        f"RESORT_SALES WHERE RUN_ID = '{run}') WHERE c >= (SELECT max(_COMMIT_TIME) "
+        f"FROM RESORT_SALES WHERE RUN_ID = '{run}') - INTERVAL 60 SECOND",
+    )[0]
+    assert metric(at, "Ingest-to-visible p50") == f"{p50:,.0f} ms"
+    assert metric(at, "Ingest-to-visible p99") == f"{p99:,.0f} ms"
+
+
+def test_resort_and_region_tables_match_sql(
+    monkeypatch: pytest.MonkeyPatch, landed: LandedRun
+) -> None:
+    at = render(monkeypatch, landed.data_dir)
+    want = sql(
+        landed.data_dir,
+        "SELECT RESORT, sum(AMOUNT) AS r, count(*) FROM RESORT_SALES "
+        f"WHERE RUN_ID = '{landed.run_id}' GROUP BY RESORT ORDER BY r DESC, RESORT LIMIT 10",
+    )
+    top = frame(at, "NAME", "REGION", "REVENUE", "SALES")
+    assert list(top["NAME"]) == [r for r, _, _ in want]
+    assert list(top["REGION"]) == [REGION[r] for r, _, _ in want]
+    assert list(top["REVENUE"]) == pytest.approx([float(v) for _, v, _ in want])
+    assert list(top["SALES"]) == [n for _, _, n in want]
+
+    per_resort = sql(
+        landed.data_dir,
+        "SELECT RESORT, sum(AMOUNT) FROM RESORT_SALES "
+        f"WHERE RUN_ID = '{landed.run_id}' GROUP BY RESORT",
+    )
+    by_region: dict[str, float] = {}
+    for resort, revenue in per_resort:
+        by_region[REGION[resort]] = by_region.get(REGION[resort], 0.0) + float(revenue)
+    regions = frame(at, "NAME", "REVENUE", "SALES", "REVENUE_PCT")
+    assert dict(zip(regions["NAME"], regions["REVENUE"], strict=True)) == pytest.approx(by_region)
+    assert list(regions["REVENUE"]) == sorted(regions["REVENUE"], reverse=True)
+
+
+def test_mix_passholders_and_latest_match_sql(
+    monkeypatch: pytest.MonkeyPatch, landed: LandedRun
+) -> None:
+    at = render(monkeypatch, landed.data_dir)
+    run = landed.run_id
+    ph = frame(at, "NAME", "REGION", "SALES", "PASSHOLDER_PCT")
+    want = dict(
+        sql(
+            landed.data_dir,
+            "SELECT RESORT, 100.0 * count(*) FILTER (WHERE CUSTOMER_TYPE = 'PASSHOLDER') "
+            f"/ count(*) FROM RESORT_SALES WHERE RUN_ID = '{run}' GROUP BY RESORT",
+        )
+    )
+    assert dict(zip(ph["NAME"], ph["PASSHOLDER_PCT"], strict=True)) == pytest.approx(want)
+    assert list(ph["PASSHOLDER_PCT"]) == sorted(ph["PASSHOLDER_PCT"], reverse=True)
+
+    mix = frame(at, "KIND", "NAME", "SALES")
+    for kind in ("CUSTOMER_TYPE", "PAYMENT_METHOD"):
+        counts = dict(
+            sql(
+                landed.data_dir,
+                f"SELECT {kind}, count(*) FROM RESORT_SALES WHERE RUN_ID = '{run}' GROUP BY 1",
+            )
+        )
+        shown = mix[mix["KIND"] == kind]
+        assert dict(zip(shown["NAME"], shown["SALES"], strict=True)) == counts
+
+    latest = frame(at, "TXID", "RESORT")
+    want_latest = sql(
+        landed.data_dir,
+        "SELECT TXID, date_diff('millisecond', SALE_TIME, _COMMIT_TIME) FROM RESORT_SALES "
+        f"WHERE RUN_ID = '{run}' ORDER BY _COMMIT_TIME DESC, TXID LIMIT 50",
+    )
+    assert list(zip(latest["TXID"], latest["DELAY_MS"], strict=True)) == want_latest
+
+
+def test_all_runs_option_counts_every_run(
+    monkeypatch: pytest.MonkeyPatch, landed: LandedRun
+) -> None:
+    at = render(monkeypatch, landed.data_dir)
+    at.selectbox(key="sales_run").set_value("(all runs)").run()
+    assert not at.exception
+    (total,) = sql(landed.data_dir, "SELECT count(*) FROM RESORT_SALES")[0]
+    assert metric(at, "Sales") == f"{total:,}"
+
+
+def test_empty_table_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from elastic_channels.emulator import Emulator, EmulatorConfig
+
+    Emulator(EmulatorConfig(data_dir=tmp_path / "emu")).start().stop()
+    at = render(monkeypatch, tmp_path / "emu")
+    assert not at.error
+    assert any("No sales landed yet" in i.value for i in at.info)
+    assert not at.metric
+
+
+def test_missing_data_dir_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = render(monkeypatch, tmp_path / "nothing-here")
+    assert not at.error
+    assert any("No sales table yet" in i.value for i in at.info)
