@@ -36,7 +36,7 @@ log = logging.getLogger("elastic_channels.monitor")
 class Monitor:
     def __init__(
         self,
-        run_id: str,
+        run_id: str | None,
         sink: MetricsSink,
         *,
         grace_s: float = 10.0,
@@ -76,6 +76,12 @@ class Monitor:
             self.garbage_lines += 1
             log.debug("skipped a line: %s", e)
             return False
+        if self.run_id is None:  # follow the run of the first record
+            self.run_id = record["run_id"]
+            try:
+                self.resume()
+            except SqlError as e:
+                self.last_error = f"reading what the table holds: {e}"
         if record["run_id"] != self.run_id:
             self.other_run_lines += 1
             return False
@@ -93,6 +99,8 @@ class Monitor:
     def resume(self) -> int:
         """Take in what the table already holds for this run (a restarted monitor):
         those windows are not written again unless a line changes them."""
+        if self.run_id is None:
+            return 0
         with self._lock:
             held = self.sink.read_rows(self.run_id)
             for row in held:
@@ -173,7 +181,7 @@ class Monitor:
 
     def fleet_windows(self) -> list[dict[str, Any]]:
         """The run's fleet windows as the metrics table holds them, in time order."""
-        return fleet_windows(self.sink, self.run_id)
+        return fleet_windows(self.sink, self.run_id) if self.run_id else []
 
     def pending(self) -> int:
         return len(self._pending) + len(self.book.due(float("inf"), 0))
