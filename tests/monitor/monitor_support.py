@@ -4,12 +4,21 @@ worker window lines made by the worker's own Meter on fake clocks."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import random
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import duckdb
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
+from elastic_channels.emulator.auth import AuthError, UserKeys
+from elastic_channels.emulator.sql_api import handle_statement
 from elastic_channels.monitor.sink import SqlMetricsSink
 from elastic_channels.monitor.sql_client import SqlApiClient, local_transport
 from elastic_channels.worker.meter import Meter
@@ -76,3 +85,53 @@ class FakeWorker:
 
     def _ids(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "worker_id": self.worker_id}
+
+
+@contextlib.contextmanager
+def sql_api_server(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, bytes]]:
+    """``POST /api/v2/statements`` over HTTP on 127.0.0.1: the emulator's key-pair JWT
+    check (account EMU, user MONITOR) and its SQL API handler on ``con``. Yields the
+    base URL and the user's private key (PEM); stops when the block ends."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )  # fmt: skip
+    users = UserKeys("EMU")
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    users.add("MONITOR", public)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            auth = self.headers.get("Authorization", "")
+            kind = self.headers.get("X-Snowflake-Authorization-Token-Type")
+            try:
+                if kind != "KEYPAIR_JWT" or not auth.startswith("Bearer "):
+                    raise AuthError("no key-pair JWT")
+                users.verify(auth[len("Bearer ") :])
+            except AuthError as e:
+                return self._reply(401, {"code": "390144", "message": str(e)})
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            return self._reply(*handle_statement(body, con))
+
+        def _reply(self, status: int, body: Any) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", pem
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import duckdb
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from monitor_support import sql_api_server
 
-from elastic_channels.emulator.auth import AuthError, UserKeys
-from elastic_channels.emulator.sql_api import handle_statement
 from elastic_channels.monitor.keypair import account_identifier, token_factory
 from elastic_channels.monitor.sql_client import (
     SqlApiClient,
@@ -118,50 +114,8 @@ def test_account_identifier_in_jwt_claims():
 
 @pytest.fixture
 def server():
-    """An HTTP server with the emulator's key check and SQL API handler on DuckDB."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )  # fmt: skip
-    users = UserKeys("EMU")
-    users.add("MONITOR", key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ))  # fmt: skip
-    con = duckdb.connect()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            auth = self.headers.get("Authorization", "")
-            kind = self.headers.get("X-Snowflake-Authorization-Token-Type")
-            try:
-                if kind != "KEYPAIR_JWT" or not auth.startswith("Bearer "):
-                    raise AuthError("no key-pair JWT")
-                users.verify(auth[len("Bearer ") :])
-            except AuthError as e:
-                return self._reply(401, {"code": "390144", "message": str(e)})
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            return self._reply(*handle_statement(body, con))
-
-        def _reply(self, status, body):
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", pem
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with sql_api_server(duckdb.connect()) as (url, pem):
+        yield url, pem
 
 
 def test_http_transport_authenticates_with_a_key_pair_jwt(server):

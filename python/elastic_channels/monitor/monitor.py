@@ -44,6 +44,7 @@ class Monitor:
         expected_workers: int | None = None,
         visible: bool = True,
         clock: Callable[[], float] = time.time,
+        on_fleet: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.run_id = run_id
         self.sink = sink
@@ -52,6 +53,8 @@ class Monitor:
         self.visible = visible
         self.book = WindowBook(expected_workers)
         self._clock = clock
+        #: Called with each fleet window written (e.g. to print it as the run goes).
+        self.on_fleet = on_fleet
         self._lock = threading.RLock()
         self._pending: dict[tuple[int, float], dict[str, Any]] = {}
         #: Lines that were not worker records, and records of another run.
@@ -139,17 +142,21 @@ class Monitor:
         with self._lock:
             windows = [
                 w for w in self.book.windows.values()
-                if not w.fleet_written or w.fleet_dirty or not w.visible_final
+                if not w.fleet_written or w.fleet_dirty or (self.visible and not w.visible_final)
             ]  # fmt: skip
             return self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
 
     def _write(self, fleet: list[Window], now: float, final: bool = False) -> int:
+        if not fleet and not self._pending:
+            return 0
         try:
             if fleet and self.visible:
                 self._read_visible(fleet, now, final)
             out = list(self._pending.values())
             worker_rows = [rows.worker_row(line) for line in out]
-            fleet_rows = [rows.fleet_row(self.run_id, self._fleet(w)) for w in fleet]
+            assert self.run_id is not None
+            fleet_dicts = [self._fleet(w) for w in fleet]
+            fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts]
             if worker_rows or fleet_rows:
                 self.sink.upsert(worker_rows + fleet_rows)
         except SqlError as e:
@@ -160,6 +167,9 @@ class Monitor:
             self._pending.pop((line["worker_id"], round(float(line["window_start"]), 6)), None)
         for w in fleet:
             w.fleet_written, w.fleet_dirty = True, False
+        if self.on_fleet is not None:
+            for f in fleet_dicts:
+                self.on_fleet(f)
         self.rows_written += len(worker_rows) + len(fleet_rows)
         return len(worker_rows) + len(fleet_rows)
 

@@ -1,0 +1,143 @@
+"""The Monitor's behaviours one at a time: writes, retries, ingest-to-visible, readback."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from monitor_support import EPOCH0, FakeWorker, duckdb_with_landing_table, make_sink
+
+from elastic_channels.fleet.report import aggregate_window
+from elastic_channels.monitor.monitor import Monitor, fleet_windows
+from elastic_channels.monitor.sql_client import SqlError
+
+RUN = "unit"
+
+
+def two_workers(seconds: float = 12.0) -> list[FakeWorker]:
+    rng = random.Random(7)
+    workers = [FakeWorker(RUN, wid, EPOCH0 + 0.5 + wid, 5.0) for wid in range(2)]
+    for w in workers:
+        while w.now < w.start + seconds:
+            w.step(0.25, rng)
+        w.finish()
+    return workers
+
+
+def test_worker_rows_go_at_once_and_fleet_rows_when_complete():
+    con = duckdb_with_landing_table()
+    sink = make_sink(con)
+    written = []
+    monitor = Monitor(RUN, sink, grace_s=30.0, expected_workers=2, on_fleet=written.append)
+    a, b = two_workers()
+    monitor.feed(json.dumps(a.lines[0]))
+    assert monitor.tick(now=EPOCH0 + 6) == 1  # worker 0's row; the fleet row waits
+    assert [r["WORKER_ID"] for r in sink.read_rows(RUN)] == [0]
+    monitor.feed(b.lines[0])
+    assert monitor.tick(now=EPOCH0 + 6) == 2  # worker 1's row and the complete fleet row
+    (fleet,) = fleet_windows(sink, RUN)
+    assert fleet["workers"] == 2
+    assert fleet["rows"] == a.lines[0]["rows"] + b.lines[0]["rows"]
+    assert written and written[0]["window_start"] == EPOCH0
+    # What was read back is what aggregate_window makes of the same lines.
+    expected = aggregate_window([a.lines[0], b.lines[0]])
+    for key in ("rows", "bytes", "acks", "ack_p50_ms", "ack_p99_ms", "behind_max_ms"):
+        assert fleet[key] == expected[key], key
+
+
+def test_a_line_seen_again_writes_nothing():
+    sink = make_sink(duckdb_with_landing_table())
+    monitor = Monitor(RUN, sink, grace_s=0.0)
+    (w, _) = two_workers()
+    monitor.feed(w.lines[0])
+    assert monitor.tick(now=EPOCH0 + 100) == 2
+    monitor.feed(json.dumps(w.lines[0]))
+    assert monitor.tick(now=EPOCH0 + 100) == 0
+
+
+class FlakySink:
+    """Fails ``failures`` upserts, then passes to the real sink."""
+
+    def __init__(self, sink, failures: int):
+        self.sink, self.failures, self.calls = sink, failures, 0
+
+    def upsert(self, rows):
+        self.calls += 1
+        if self.failures:
+            self.failures -= 1
+            raise SqlError("HTTP 503: try again")
+        self.sink.upsert(rows)
+
+    def __getattr__(self, name):
+        return getattr(self.sink, name)
+
+
+def test_a_failed_write_is_kept_and_retried():
+    real = make_sink(duckdb_with_landing_table())
+    flaky = FlakySink(real, failures=2)
+    monitor = Monitor(RUN, flaky, grace_s=0.0)
+    for w in two_workers():
+        for line in w.lines:
+            monitor.feed(line)
+    assert monitor.tick(now=EPOCH0 + 100) == 0
+    assert "503" in (monitor.last_error or "")
+    assert monitor.flush(final=True) == 0  # still failing: nothing lost, nothing written
+    assert monitor.pending() > 0
+    written = monitor.flush(final=True)
+    assert written > 0 and monitor.pending() == 0
+    assert len(real.read_rows(RUN, fleet=False)) == sum(len(w.lines) for w in two_workers())
+
+
+def test_ingest_to_visible_per_window_agrees_with_the_landed_rows():
+    """Rows land with SALE_TIME and a commit time; each fleet window's p50/p99/avg of
+    commit minus sale time equals a direct query of the rows committed in it."""
+    con = duckdb_with_landing_table()
+    rng = random.Random(3)
+    landed = []
+    for i in range(3000):
+        sale = EPOCH0 + rng.uniform(0.0, 14.0)
+        landed.append((RUN, i % 2, sale, sale + rng.uniform(0.05, 2.0)))
+    landed.append(("other-run", 0, EPOCH0 + 1, EPOCH0 + 2))
+    con.executemany(
+        "INSERT INTO RESORT_SALES VALUES (?, ?, to_timestamp(?), to_timestamp(?))", landed
+    )
+    sink = make_sink(con)
+    monitor = Monitor(RUN, sink, grace_s=0.0)
+    for w in two_workers(seconds=15.0):
+        for line in w.lines:
+            monitor.feed(line)
+    monitor.flush(final=True)
+    direct = {
+        ws: (n, p50, p99, avg)
+        for ws, n, p50, p99, avg in con.execute(
+            "SELECT floor(epoch_ms(_COMMIT_TIME) / 5000) * 5 AS ws, count(*), "
+            "quantile_cont(d, 0.5) / 1e3, quantile_cont(d, 0.99) / 1e3, avg(d) / 1e3 FROM "
+            "(SELECT _COMMIT_TIME, date_diff('microsecond', SALE_TIME, _COMMIT_TIME) AS d "
+            f"FROM RESORT_SALES WHERE RUN_ID = '{RUN}') GROUP BY 1"
+        ).fetchall()
+    }
+    fleet = fleet_windows(sink, RUN)
+    assert {f["window_start"] for f in fleet} <= set(direct)
+    assert sum(f["visible_rows"] for f in fleet) == sum(
+        n for ws, (n, *_) in direct.items() if ws in {f["window_start"] for f in fleet}
+    )
+    for f in fleet:
+        n, p50, p99, avg = direct[f["window_start"]]
+        assert f["visible_rows"] == n
+        assert f["visible_p50_ms"] == pytest.approx(p50, abs=1e-3)
+        assert f["visible_p99_ms"] == pytest.approx(p99, abs=1e-3)
+        assert f["visible_avg_ms"] == pytest.approx(avg, abs=1e-3)
+
+
+def test_the_first_record_names_the_run_when_none_was_given():
+    sink = make_sink(duckdb_with_landing_table())
+    monitor = Monitor(None, sink, grace_s=0.0)
+    assert monitor.flush(final=True) == 0  # nothing yet: nothing to do
+    a, _ = two_workers()
+    assert not monitor.feed("not a record")
+    assert monitor.feed(a.lines[0])
+    assert monitor.run_id == RUN
+    other = dict(a.lines[1], run_id="other")
+    assert not monitor.feed(other)
+    assert (monitor.garbage_lines, monitor.other_run_lines) == (1, 1)
