@@ -124,3 +124,14 @@ def _finish(monitor: Monitor, tries: int = 5) -> int:
     if monitor.pending():
         return _fail(f"{monitor.pending()} row(s) not written: {monitor.last_error}")
     return 0
+
+
+def build_parser(prog: str = "elastic-channels monitor") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EPILOG)
+    configure_parser(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
