@@ -34,10 +34,10 @@ def landed_copy(landed: LandedRun, tmp_path: Path) -> LandedRun:
 
 @pytest.fixture
 def with_metrics(landed_copy: LandedRun) -> LandedRun:
-    """The run's data dir plus a metrics table: worker 0 done, 1 failed, 2 running."""
-    write_metrics(
-        landed_copy.data_dir, landed_copy.run_id, fleet_windows(landed_copy.run_id, time.time() - 6)
-    )
+    """The run's data dir plus a metrics table of a run going on: workers 0 and 1
+    report until now, 2 stopped 27 s ago after errors."""
+    rows = fleet_windows(landed_copy.run_id, time.time() - 30, n_windows=30)
+    write_metrics(landed_copy.data_dir, landed_copy.run_id, rows)
     return landed_copy
 
 

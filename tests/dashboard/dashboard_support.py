@@ -87,10 +87,7 @@ def write_metrics(data_dir: Path, run_id: str, rows: list[dict[str, Any]]) -> No
         con.execute(f"CREATE TABLE IF NOT EXISTS {METRICS_TABLE} ({body})")
         names = [n for n, _ in cols]
         for r in rows:
-            values = [
-                json.dumps(r.get(n)) if n == "RAW" and r.get(n) is not None else r.get(n)
-                for n in names
-            ]
+            values = [r.get(n) for n in names]
             marks = ", ".join("?" for _ in names)
             con.execute(f"INSERT INTO {METRICS_TABLE} VALUES ({marks})", values)
         con.execute("CHECKPOINT")
@@ -98,39 +95,43 @@ def write_metrics(data_dir: Path, run_id: str, rows: list[dict[str, Any]]) -> No
         con.close()
 
 
-def fleet_windows(run_id: str, t0: float, n_windows: int = 5) -> list[dict[str, Any]]:
-    """Windows of three workers: 0 finishes, 1 fails (its summary carries an error),
-    2 is still running; worker 0 is the slowest."""
-    import datetime as dt
+def fleet_windows(run_id: str, t0: float, n_windows: int = 8) -> list[dict[str, Any]]:
+    """Metrics rows as the monitor writes them (its own ``worker_row`` / ``fleet_row``)
+    for three workers over 1 s windows from ``t0``: 0 (the slowest) and 1 report every
+    window; 2 stops after 3 windows, its last one counting errors (it failed)."""
+    from elastic_channels.monitor.rows import fleet_row, worker_row
 
-    def ts(t: float) -> dt.datetime:
-        return dt.datetime.fromtimestamp(t, dt.timezone.utc)
-
+    rates = {0: 3.0, 1: 5.0, 2: 5.5}
     rows: list[dict[str, Any]] = []
-    for w, mb_s in ((0, 3.0), (1, 5.0), (2, 5.5)):
-        for i in range(n_windows):
-            start = t0 + i
-            rows.append({
-                "RUN_ID": run_id, "WORKER_ID": w, "POD_NAME": f"pod-{w}", "NODE_NAME": "n1",
-                "WINDOW_START": ts(start), "WINDOW_END": ts(start + 1),
-                "ROWS_APPENDED": int(mb_s * 3400), "BYTES_APPENDED": int(mb_s * 1e6),
-                "ROWS_ACKED": int(mb_s * 3400), "MB_PER_SEC": mb_s + 0.1 * i,
-                "ROWS_PER_SEC": mb_s * 3400, "ACK_LATENCY_P50_MS": 50.0 + w,
-                "ACK_LATENCY_P99_MS": 120.0 + 10 * w + i, "UNACKED_ROWS": 100 * w,
-                "CPU_MILLICORES": 300.0 + w, "RSS_MIB": 90.0 + w, "IS_SUMMARY": False,
-                "RAW": {"type": "window", "worker_id": w},
+    for i in range(n_windows):
+        lines = []
+        for w, mb_s in rates.items():
+            if w == 2 and i >= 3:
+                continue
+            lines.append({
+                "type": "window", "run_id": run_id, "worker_id": w,
+                "window_start": t0 + i, "window_seconds": 1.0, "start": t0 + i,
+                "end": t0 + i + 1, "rows": int(mb_s * 3400), "bytes": int(mb_s * 1e6),
+                "acked_rows": int(mb_s * 3400), "acks": 10, "mb_per_s": mb_s + 0.1 * i,
+                "rows_per_s": mb_s * 3400, "ack_p50_ms": 50.0 + w, "ack_p99_ms": 120.0 + 10 * w + i,
+                "in_flight_bytes": 1000 * w, "resent_batches": w, "sdk_retries": 0,
+                "errors": 2 if (w == 2 and i == 2) else 0, "cpu_pct": 30.0 + w,
+                "rss_mib": 90.0 + w, "behind_p99_ms": 5.0 * w, "behind_max_ms": 8.0 * w,
+                "target_bps": 5e6,
             })  # fmt: skip
-        if w in (0, 1):
-            summary = {"type": "summary", "worker_id": w}
-            if w == 1:
-                summary["error"] = "channel lost: HTTP 503"
-            rows.append({
-                "RUN_ID": run_id, "WORKER_ID": w, "WINDOW_START": ts(t0),
-                "WINDOW_END": ts(t0 + n_windows),
-                "ROWS_APPENDED": int(mb_s * 3400) * n_windows,
-                "BYTES_APPENDED": int(mb_s * 1e6) * n_windows, "IS_SUMMARY": True,
-                "RAW": summary,
-            })  # fmt: skip
+        rows.extend(worker_row(line) for line in lines)
+        fleet = {
+            "window_start": t0 + i, "window_seconds": 1.0, "start": t0 + i, "end": t0 + i + 1,
+            "workers": len(lines), "rows": sum(x["rows"] for x in lines),
+            "bytes": sum(x["bytes"] for x in lines),
+            "mb_per_s": round(sum(x["bytes"] for x in lines) / 1e6, 3),
+            "rows_per_s": float(sum(x["rows"] for x in lines)),
+            "ack_p50_ms": 51.0, "ack_p99_ms": 130.0 + i, "errors": sum(x["errors"] for x in lines),
+            "resent_batches": sum(x["resent_batches"] for x in lines), "sdk_retries": 0,
+            "behind_p99_ms": 9.0, "behind_max_ms": 12.0,
+            "visible_p50_ms": 800.0 + i, "visible_p99_ms": 1200.0 + i,
+        }  # fmt: skip
+        rows.append(fleet_row(run_id, fleet))
     return rows
 
 

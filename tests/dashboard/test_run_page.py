@@ -3,10 +3,11 @@ table with a finished, a failed and a running worker, checked against SQL."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
-from dashboard_support import APP_DIR, LandedRun, sql, write_metrics
+from dashboard_support import APP_DIR, LandedRun, fleet_windows, sql, write_metrics
 from streamlit.testing.v1 import AppTest
 
 from elastic_channels.dashboard.run_page import NO_METRICS
@@ -23,6 +24,13 @@ def render(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> AppTest:
 
 def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
+
+
+def last_end(data_dir: Path, worker: int):
+    return sql(
+        data_dir,
+        f"SELECT max(WINDOW_END) FROM ELASTIC_K8S_METRICS WHERE WORKER_ID = {worker}",
+    )[0][0]
 
 
 def test_no_metrics_table(monkeypatch: pytest.MonkeyPatch, landed: LandedRun) -> None:
@@ -51,33 +59,40 @@ def test_workers_totals_and_failed_worker(
     at = render(monkeypatch, with_metrics.data_dir)
     assert at.selectbox(key="metrics_run").value == with_metrics.run_id
     # the failed worker is a message on the page, not an exception
-    assert [e.value for e in at.error] == ["Worker 1 failed: channel lost: HTTP 503"]
-
+    assert [e.value for e in at.error] == [
+        "Worker 2 failed: it stopped reporting at "
+        f"{last_end(with_metrics.data_dir, 2):%H:%M:%S} UTC, 2 error(s) in its last window"
+    ]
     workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
-    assert dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True)) == {
-        0: "done",
-        1: "failed",
-        2: "running",
-    }
+    states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
+    assert states == {0: "running", 1: "running", 2: "failed"}
     assert list(workers["MB/s"]) == sorted(workers["MB/s"])  # slowest first
     want = dict(
         sql(
             with_metrics.data_dir,
-            "SELECT WORKER_ID, MB_PER_SEC FROM ELASTIC_K8S_METRICS WHERE NOT IS_SUMMARY "
+            "SELECT WORKER_ID, MB_PER_SEC FROM ELASTIC_K8S_METRICS WHERE NOT IS_FLEET "
             "QUALIFY row_number() OVER (PARTITION BY WORKER_ID ORDER BY WINDOW_END DESC) = 1",
         )
     )
     assert dict(zip(workers["WORKER_ID"], workers["MB/s"], strict=True)) == pytest.approx(want)
 
-    # totals: a worker's summary when it has one (0, 1), else its windows (2)
-    (rows,) = sql(
+    (rows, resends) = sql(
         with_metrics.data_dir,
-        "SELECT sum(ROWS_APPENDED) FROM ELASTIC_K8S_METRICS "
-        "WHERE IS_SUMMARY OR WORKER_ID NOT IN "
-        "(SELECT WORKER_ID FROM ELASTIC_K8S_METRICS WHERE IS_SUMMARY)",
+        "SELECT sum(ROWS_APPENDED), sum(RESENT_BATCHES) FROM ELASTIC_K8S_METRICS "
+        "WHERE NOT IS_FLEET",
     )[0]
     assert metric(at, "Workers") == "3"
     assert metric(at, "Rows appended") == f"{rows:,}"
+    assert metric(at, "Resends") == f"{resends:,}"
+
+
+def test_finished_run_shows_done(monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun) -> None:
+    rows = fleet_windows(landed_copy.run_id, time.time() - 100, n_windows=30)
+    write_metrics(landed_copy.data_dir, landed_copy.run_id, rows)
+    at = render(monkeypatch, landed_copy.data_dir)
+    workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
+    states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
+    assert states == {0: "done", 1: "done", 2: "failed"}
 
 
 def test_fleet_series_per_window(monkeypatch: pytest.MonkeyPatch, with_metrics: LandedRun) -> None:
@@ -87,15 +102,34 @@ def test_fleet_series_per_window(monkeypatch: pytest.MonkeyPatch, with_metrics: 
         assert title in titles
     assert len(at.get("vega_lite_chart")) >= 4  # one chart per figure the table holds
     series = next(d.value for d in at.dataframe if "workers reporting" in d.value.columns)
+    # the monitor's fleet rows, one per window, as they are in the table
     want = sql(
         with_metrics.data_dir,
-        "SELECT time_bucket(INTERVAL 1 SECOND, WINDOW_END) AS t, count(DISTINCT WORKER_ID), "
-        "sum(MB_PER_SEC), max(ACK_LATENCY_P99_MS) FROM ELASTIC_K8S_METRICS "
-        "WHERE NOT IS_SUMMARY GROUP BY t ORDER BY t",
+        "SELECT WORKERS_REPORTING, MB_PER_SEC, ACK_LATENCY_P99_MS, INGEST_TO_VISIBLE_P99_MS "
+        "FROM ELASTIC_K8S_METRICS WHERE IS_FLEET ORDER BY WINDOW_END",
     )
-    assert list(series["workers reporting"]) == [w for _, w, _, _ in want]
-    assert list(series["MB/s"]) == pytest.approx([mb for _, _, mb, _ in want])
-    assert list(series["ack p99 ms"]) == pytest.approx([p99 for _, _, _, p99 in want])
+    assert list(series["workers reporting"]) == [w for w, _, _, _ in want]
+    assert list(series["MB/s"]) == pytest.approx([mb for _, mb, _, _ in want])
+    assert list(series["ack p99 ms"]) == pytest.approx([p99 for _, _, p99, _ in want])
+    assert list(series["ingest-to-visible p99 ms"]) == pytest.approx([v for *_, v in want])
+    # the workers' lines carry target_bps: the target line is 5 MB/s per worker reporting
+    assert list(series["target MB/s"]) == pytest.approx([5.0 * w for w, _, _, _ in want])
+
+
+def test_worker_windows_when_no_fleet_rows(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    rows = fleet_windows(landed_copy.run_id, time.time() - 30, n_windows=30)
+    write_metrics(landed_copy.data_dir, landed_copy.run_id, [r for r in rows if not r["IS_FLEET"]])
+    at = render(monkeypatch, landed_copy.data_dir)
+    series = next(d.value for d in at.dataframe if "workers reporting" in d.value.columns)
+    want = sql(
+        landed_copy.data_dir,
+        "SELECT time_bucket(INTERVAL 1 SECOND, WINDOW_END) AS t, count(DISTINCT WORKER_ID), "
+        "sum(MB_PER_SEC) FROM ELASTIC_K8S_METRICS GROUP BY t ORDER BY t",
+    )
+    assert list(series["workers reporting"]) == [w for _, w, _ in want]
+    assert list(series["MB/s"]) == pytest.approx([mb for _, _, mb in want])
 
 
 def test_landed_and_duplicates_on_request(
@@ -112,5 +146,5 @@ def test_landed_and_duplicates_on_request(
     assert landed == with_metrics.rows_landed
     assert metric(at, "Landed") == f"{landed:,}"
     assert metric(at, "Duplicates") == f"{dups:,}"
-    # worker 2 has no summary yet: lost is not known
-    assert "unknown" in metric(at, "Lost")
+    # the metrics table holds no generated-row counts: lost is not known from it
+    assert metric(at, "Lost") == "unknown"

@@ -35,6 +35,9 @@ class Dialect:
             return f"time_bucket(INTERVAL '{seconds} seconds', {expr})"
         return f"TIME_SLICE({expr}, {seconds}, 'SECOND')"
 
+    def now(self) -> str:
+        return "CURRENT_TIMESTAMP"
+
     def timestamp(self, iso: str) -> str:
         """A TIMESTAMP WITH TIME ZONE literal from an ISO 8601 string."""
         if self.name == "duckdb":

@@ -30,15 +30,14 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "bytes": ("BYTES_APPENDED", "BYTES_SENT", "BYTES"),
     "mb_s": ("MB_PER_SEC", "MB_PER_S", "MBPS"),
     "rows_s": ("ROWS_PER_SEC", "ROWS_PER_S"),
-    "target_mb_s": ("TARGET_MB_PER_SEC", "TARGET_MB_PER_S"),
     "target_bps": ("TARGET_BPS", "TARGET_BYTES_PER_SEC"),
     "workers": ("WORKERS_REPORTING", "WORKERS"),
     "ack_p50": ("ACK_P50_MS", "ACK_LATENCY_P50_MS"),
     "ack_p99": ("ACK_P99_MS", "ACK_LATENCY_P99_MS"),
     "visible_p50": ("INGEST_TO_VISIBLE_P50_MS", "VISIBLE_P50_MS", "INGEST_VISIBLE_P50_MS"),
     "visible_p99": ("INGEST_TO_VISIBLE_P99_MS", "VISIBLE_P99_MS", "INGEST_VISIBLE_P99_MS"),
-    "behind_s": ("BEHIND_SCHEDULE_S", "BEHIND_SCHEDULE_SECONDS", "BEHIND_S"),
-    "behind_ms": ("BEHIND_SCHEDULE_MS", "BEHIND_MS"),
+    "behind_p99": ("BEHIND_SCHEDULE_P99_MS",),
+    "behind_max": ("BEHIND_SCHEDULE_MAX_MS", "BEHIND_SCHEDULE_MS"),
     "resends": ("RESENT_BATCHES", "RESENDS", "RESENT_ROWS"),
     "retries": ("SDK_RETRIES", "RETRIES"),
     "errors": ("ERRORS", "ERROR_COUNT"),
@@ -46,6 +45,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "cpu_pct": ("CPU_PCT", "CPU_PERCENT"),
     "rss": ("RSS_MIB", "PEAK_RSS_MIB"),
     "unacked": ("UNACKED_ROWS", "IN_FLIGHT_ROWS"),
+    "in_flight": ("IN_FLIGHT_BYTES",),
     "is_summary": ("IS_SUMMARY",),
     "is_fleet": ("IS_FLEET",),
     "state": ("STATE", "WORKER_STATE", "STATUS"),
@@ -55,23 +55,23 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
 
 #: (concept, label on the page) of the per-window series, in drawing order.
 SERIES = (
-    ("mb_s", "MB/s"), ("rows_s", "rows/s"), ("target_mb_s", "target MB/s"),
+    ("mb_s", "MB/s"), ("rows_s", "rows/s"),
     ("workers", "workers reporting"), ("ack_p50", "ack p50 ms"), ("ack_p99", "ack p99 ms"),
     ("visible_p50", "ingest-to-visible p50 ms"), ("visible_p99", "ingest-to-visible p99 ms"),
-    ("behind_s", "behind schedule s"), ("behind_ms", "behind schedule ms"),
+    ("behind_p99", "behind schedule p99 ms"), ("behind_max", "behind schedule max ms"),
     ("resends", "resends"), ("retries", "SDK retries"), ("errors", "errors"),
 )  # fmt: skip
 #: How a per-worker figure combines into a fleet one when there are no fleet rows.
 _FLEET_AGG = {
-    "mb_s": "sum", "rows_s": "sum", "target_mb_s": "sum", "ack_p50": "max", "ack_p99": "max",
-    "visible_p50": "max", "visible_p99": "max", "behind_s": "max", "behind_ms": "max",
+    "mb_s": "sum", "rows_s": "sum", "ack_p50": "max", "ack_p99": "max",
+    "visible_p50": "max", "visible_p99": "max", "behind_p99": "max", "behind_max": "max",
     "resends": "sum", "retries": "sum", "errors": "sum",
 }  # fmt: skip
 #: (concept, label) of the per-worker table's figures.
 WORKER_FIGURES = (
     ("mb_s", "MB/s"), ("rows_s", "rows/s"), ("ack_p50", "ack p50 ms"), ("ack_p99", "ack p99 ms"),
-    ("cpu_mcores", "CPU mcores"), ("cpu_pct", "CPU %"), ("rss", "RSS MiB"),
-    ("unacked", "unacked rows"), ("resends", "resends"), ("retries", "SDK retries"),
+    ("cpu_mcores", "CPU mcores"), ("rss", "RSS MiB"), ("unacked", "unacked rows"),
+    ("in_flight", "in flight bytes"), ("resends", "resends"), ("retries", "SDK retries"),
     ("errors", "errors"),
 )  # fmt: skip
 #: (concept, column of the totals query) summed over the run.
@@ -142,15 +142,18 @@ def window_seconds(d: Dialect, run_id: str, m: MetricsColumns) -> str:
     )
 
 
-def fleet_series(d: Dialect, run_id: str, m: MetricsColumns, bucket_s: int) -> str:
+def fleet_series(
+    d: Dialect, run_id: str, m: MetricsColumns, bucket_s: int, *, fleet_rows: bool = True
+) -> str:
     """One row per window of the whole fleet: ``T`` and one column per figure present.
 
-    From the monitor's fleet rows when it writes them, else the workers' windows summed
-    (rates, counts) or maxed (latencies: the worst worker) per ``bucket_s`` bucket.
+    From the monitor's fleet rows (``fleet_rows`` and the table has ``IS_FLEET``), else
+    the workers' windows summed (rates, counts) or maxed (latencies: the worst worker)
+    per ``bucket_s`` bucket.
     """
     series = [(c, label) for c, label in SERIES if m.has(c)]
     base = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_summary')}"
-    if m.has("is_fleet"):
+    if fleet_rows and m.has("is_fleet"):
         cols = ", ".join(f'{m.col(c)} AS "{label}"' for c, label in series)
         return (
             f"SELECT {m.col('end')} AS T{', ' + cols if cols else ''} {base} "
@@ -161,21 +164,30 @@ def fleet_series(d: Dialect, run_id: str, m: MetricsColumns, bucket_s: int) -> s
     for c, label in series:
         if c != "workers":
             cols.append(f'{_FLEET_AGG[c]}({m.col(c)}) AS "{label}"')
-    return f"SELECT {t} AS T, {', '.join(cols)} {base} GROUP BY {t} ORDER BY T"
+    return (
+        f"SELECT {t} AS T, {', '.join(cols)} {base} AND NOT {m.flag('is_fleet')} "
+        f"GROUP BY {t} ORDER BY T"
+    )
 
 
 def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
     """One row per worker: its latest window's figures and its state, slowest first.
 
-    State: the monitor's own state column if any; else ``failed`` (a summary with an
-    error), ``done`` (a summary), ``missing`` (no window in the ``stale_s`` seconds
-    before the fleet's latest one), ``running``.
+    State: the monitor's own state column if it has one; else from a summary row
+    (``failed`` when it carries an error, else ``done``) if the table has them; else
+    from the windows: a worker whose last window ended ``stale_s`` before the fleet's
+    last one stopped early (``failed`` if that window counted errors, else
+    ``missing``); once the fleet's last window is ``stale_s`` old the run is over
+    (``done``); otherwise ``running``.
     """
     w, end = m.col("worker"), m.col("end")
     figures = [(c, label) for c, label in WORKER_FIGURES if m.has(c)]
     own_state = f"max(CAST({m.col('state')} AS VARCHAR))" if m.has("state") else "NULL"
     windows = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_fleet')}"
     latest_cols = ", ".join(f'L.{m.col(c)} AS "{label}"' for c, label in figures)
+    errors = f"coalesce(L.{m.col('errors')}, 0) > 0" if m.has("errors") else "FALSE"
+    stale = d.minus_seconds("H.LAST_END", int(stale_s))
+    over = f"H.LAST_END < {d.minus_seconds(d.now(), int(stale_s))}"
     return (
         f"WITH LATEST AS (SELECT * {windows} AND NOT {m.flag('is_summary')} "
         f"QUALIFY row_number() OVER (PARTITION BY {w} ORDER BY {end} DESC) = 1), "
@@ -184,15 +196,28 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
         f"max(CASE WHEN {m.flag('is_summary')} THEN {m.error_expr(d)} END) AS ERROR "
         f"{windows} GROUP BY {w}), "
         f"HORIZON AS (SELECT max({end}) AS LAST_END {windows}) "
-        f"SELECT E.WID AS WORKER_ID, "
+        "SELECT E.WID AS WORKER_ID, "
         "CASE WHEN E.OWN_STATE IS NOT NULL THEN lower(E.OWN_STATE) "
         "WHEN E.ERROR IS NOT NULL THEN 'failed' WHEN E.DONE = 1 THEN 'done' "
-        f"WHEN L.{end} IS NULL OR L.{end} < {d.minus_seconds('H.LAST_END', int(stale_s))} "
-        "THEN 'missing' ELSE 'running' END AS STATE"
+        f"WHEN L.{end} IS NULL OR L.{end} < {stale} THEN "
+        f"CASE WHEN {errors} THEN 'failed' ELSE 'missing' END "
+        f"WHEN {over} THEN 'done' ELSE 'running' END AS STATE"
         f"{', ' + latest_cols if latest_cols else ''}, L.{end} AS LAST_WINDOW_END, E.ERROR "
         f"FROM ENDS E LEFT JOIN LATEST L ON L.{w} = E.WID CROSS JOIN HORIZON H "
         + ('ORDER BY "MB/s" ASC NULLS FIRST, WORKER_ID' if m.has("mb_s") else "ORDER BY WORKER_ID")
     )
+
+
+def target_bps(d: Dialect, run_id: str, m: MetricsColumns) -> str:
+    """The per-worker target (bytes/s) if the workers' lines carry it (``target_bps``)."""
+    if m.has("target_bps"):
+        expr = f"max({m.col('target_bps')})"
+    elif m.has("raw"):
+        expr = f"max(CAST({d.json_text(m.col('raw'), 'target_bps')} AS DOUBLE))"
+    else:
+        expr = "CAST(NULL AS DOUBLE)"
+    where = f"{_run(run_id)} AND NOT {m.flag('is_fleet')}"
+    return f"SELECT {expr} AS TARGET_BPS FROM {TABLE} WHERE {where}"
 
 
 def totals(d: Dialect, run_id: str, m: MetricsColumns) -> str:

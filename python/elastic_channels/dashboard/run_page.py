@@ -15,9 +15,10 @@ __all__ = ["NO_METRICS", "main"]
 
 TITLE = "Run"
 NO_METRICS = "No metrics yet for this run"
+TARGET = "target MB/s"
 #: Charts: (title, series labels as written by metrics_sql.SERIES)
 CHARTS = (
-    ("Throughput (MB/s)", ("MB/s", "target MB/s")),
+    ("Throughput (MB/s)", ("MB/s", TARGET)),
     ("Rows/s", ("rows/s",)),
     ("Workers reporting", ("workers reporting",)),
     ("Batch ack latency (ms)", ("ack p50 ms", "ack p99 ms")),
@@ -61,8 +62,10 @@ def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
     for i, (key, label) in enumerate((("RESENDS", "Resends"), ("ERRORS", "Errors")), start=4):
         if key in t:
             shown[i].metric(label, f"{int(t[key] or 0):,}")
-    basis = "workers' summaries" if t["FROM_SUMMARIES"] else "windows so far (no summaries yet)"
-    st.caption(f"Totals from the {basis}.")
+    if t["FROM_SUMMARIES"]:
+        st.caption("Totals from the workers' summaries.")
+    else:
+        st.caption("Totals: sums of the workers' windows so far.")
     return t
 
 
@@ -80,23 +83,48 @@ def _landed(src: DataSource, run_id: str, totals: pd.Series) -> None:
         lost = max(0, int(totals["ROWS"] or 0) - int(got["DISTINCT_TXIDS"]))
         cols[2].metric("Lost", f"{lost:,}")
     else:
-        cols[2].metric("Lost", "unknown until every worker's summary is in")
+        cols[2].metric(
+            "Lost",
+            "unknown",
+            help="Needs every worker's generated-row count (its summary); "
+            "'elastic-channels run' prints landed / duplicates / lost at its end.",
+        )
+
+
+def _target(src: DataSource, run_id: str, cols: m.MetricsColumns) -> float:
+    """Per-worker target MB/s: from the workers' lines when they carry it, else typed."""
+    known = load(src, m.target_bps(src.dialect, run_id, cols))["TARGET_BPS"].iloc[0]
+    default = float(known) / 1e6 if pd.notna(known) else 0.0
+    return float(
+        st.number_input(
+            "Target MB/s per worker (0: none)",
+            min_value=0.0,
+            value=default,
+            key=f"target_{run_id}",
+            help="Drawn as target x workers reporting. Taken from the workers' lines "
+            "when they carry target_bps.",
+        )
+    )
 
 
 def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
     d = src.dialect
-    window = load(src, m.window_seconds(d, run_id, cols))["WINDOW_S"].iloc[0]
-    bucket_s = max(1, round(float(window))) if pd.notna(window) else 1
-    df = load(src, m.fleet_series(d, run_id, cols, bucket_s), times=("T",))
+    df = pd.DataFrame()
+    if cols.has("is_fleet"):
+        df = load(src, m.fleet_series(d, run_id, cols, 1), times=("T",))
+        how = "the monitor's fleet rows (percentiles from merged histograms)"
+    if df.empty:
+        window = load(src, m.window_seconds(d, run_id, cols))["WINDOW_S"].iloc[0]
+        bucket_s = max(1, round(float(window))) if pd.notna(window) else 1
+        df = load(src, m.fleet_series(d, run_id, cols, bucket_s, fleet_rows=False), times=("T",))
+        how = f"the workers' windows per {bucket_s} s (rates summed, latencies: worst worker)"
     if df.empty:
         st.info(f"{NO_METRICS}: no windows yet.")
         return
-    how = (
-        "fleet rows written by the monitor (percentiles from merged histograms)"
-        if cols.has("is_fleet")
-        else f"workers' windows per {bucket_s} s (rates summed, latencies: the worst worker)"
-    )
     st.caption(f"Per window, from {how}.")
+    target = _target(src, run_id, cols)
+    if target > 0 and "workers reporting" in df.columns:
+        df[TARGET] = target * df["workers reporting"]
     grid = st.columns(2)
     drawn = 0
     for title, labels in CHARTS:
@@ -111,13 +139,22 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
         st.dataframe(df, hide_index=True, key="fleet_series")
 
 
+def _why(w: pd.Series) -> str:
+    if isinstance(w.get("ERROR"), str) and w["ERROR"]:
+        return str(w["ERROR"])
+    when = w.get("LAST_WINDOW_END")
+    at = f" at {when:%H:%M:%S} UTC" if isinstance(when, pd.Timestamp) else ""
+    errors = w.get("errors")
+    counted = f", {int(errors)} error(s) in its last window" if pd.notna(errors) else ""
+    return f"it stopped reporting{at}{counted}"
+
+
 def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns, refresh_s: float) -> None:
     st.subheader("Workers (slowest first)")
     stale_s = max(15.0, 3 * refresh_s)
     df = load(src, m.workers(src.dialect, run_id, cols, stale_s), times=("LAST_WINDOW_END",))
-    failed = df[df["STATE"] == "failed"]
-    for _, w in failed.iterrows():
-        st.error(f"Worker {int(w['WORKER_ID'])} failed: {w['ERROR'] or 'no reason given'}")
+    for _, w in df[df["STATE"] == "failed"].iterrows():
+        st.error(f"Worker {int(w['WORKER_ID'])} failed: {_why(w)}")
     missing = df[df["STATE"] == "missing"]
     if not missing.empty:
         ids = ", ".join(str(int(i)) for i in missing["WORKER_ID"])

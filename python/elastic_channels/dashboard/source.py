@@ -10,6 +10,7 @@ the query is retried once on the other path.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ class NoData(QueryError):
 
 
 _DECODE = msgspec.json.Decoder()
+_OFFLINE_LOCK = threading.Lock()
 _MISSING_TABLE_HINTS = ("does not exist", "not found", "no emulator database")
 
 
@@ -89,7 +91,10 @@ class EmulatorSource(DataSource):
         )
 
     def _offline(self, sql: str) -> bytes:
-        return b"".join(query_offline(self.data_dir, sql))
+        # One at a time: query_offline opens the file per call and sets (then locks) the
+        # process-wide DuckDB configuration, which a second open in parallel would change.
+        with _OFFLINE_LOCK:
+            return b"".join(query_offline(self.data_dir, sql))
 
     def _once(self, sql: str) -> bytes:
         if self.is_live():
