@@ -141,3 +141,25 @@ def test_the_first_record_names_the_run_when_none_was_given():
     other = dict(a.lines[1], run_id="other")
     assert not monitor.feed(other)
     assert (monitor.garbage_lines, monitor.other_run_lines) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"ack_hist_us": "HISTgarbage"}, "ack_hist_us"),
+        ({"rows": -1}, "'rows' must be an int >= 0"),
+        ({"window_seconds": 0}, "window_seconds must be > 0"),
+        ({"end": 0.0}, "end before start"),
+        ({"worker_id": "7"}, "worker_id must be an int"),
+        ({"window_start": None}, "'window_start' must be a number"),
+    ],
+)
+def test_a_malformed_record_is_skipped_with_its_reason(change, reason, caplog):
+    sink = make_sink(duckdb_with_landing_table())
+    monitor = Monitor(RUN, sink, grace_s=0.0)
+    a, _ = two_workers()
+    with caplog.at_level("DEBUG", logger="elastic_channels.monitor"):
+        assert not monitor.feed(dict(a.lines[1], **change))
+    assert monitor.garbage_lines == 1
+    assert reason in caplog.text
+    assert monitor.flush(final=True) == 0

@@ -12,6 +12,8 @@ import json
 import math
 from typing import Any
 
+from . import histogram
+
 __all__ = ["LineError", "parse"]
 
 _WINDOW_NUMBERS = ("window_start", "window_seconds", "start", "end", "rows", "bytes")
@@ -63,4 +65,10 @@ def parse(line: str | bytes | dict[str, Any]) -> dict[str, Any]:
             value = record.get(key, 0)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise LineError(f"window line: {key!r} must be an int >= 0, got {value!r}")
+        for key in ("ack_hist_us", "behind_hist_us"):
+            if record.get(key) is not None:
+                try:
+                    histogram.decode(record[key])
+                except histogram.HistogramError as e:
+                    raise LineError(f"window line: {key}: {e}") from None
     return record
