@@ -18,9 +18,10 @@ ENV = dict(
     os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")])
 )
 SERVE_FLAGS = (
-    "--port", "--data-dir", "--info-file", "--host", "--public-key", "--duration",
+    "--port", "--data-dir", "--info-file", "--host", "--public-key", "--duration-seconds",
     "--no-fsync", "--append-buffer-ms", "--token-ttl", "--duckdb-threads", "--verbose",
-    "--no-key-check",
+    "--no-key-check", "--header-timeout-seconds", "--body-timeout-seconds",
+    "--idle-timeout-seconds", "--max-connections",
 )  # fmt: skip
 
 
@@ -49,7 +50,7 @@ def test_clear_errors_without_a_server(tmp_path):
     assert r.returncode == 1 and "no emulator is running" in r.stderr
     r = cli("query", "--data-dir", tmp_path, "SELECT 1")
     assert r.returncode == 1 and "no emulator database" in r.stderr
-    r = cli("serve", "--data-dir", tmp_path, "--host", "0.0.0.0", "--duration", "1")
+    r = cli("serve", "--data-dir", tmp_path, "--host", "0.0.0.0", "--duration-seconds", "1")
     assert r.returncode != 0 and "loopback" in r.stderr
 
 
@@ -57,7 +58,7 @@ def test_serve_query_stats_faults_then_offline_query(tmp_path):
     data, info_file = tmp_path / "emu", tmp_path / "info.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "elastic_channels.emulator", "serve", "--port", "0",
-         "--data-dir", str(data), "--info-file", str(info_file), "--duration", "60"],
+         "--data-dir", str(data), "--info-file", str(info_file), "--duration-seconds", "60"],
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -94,8 +95,35 @@ def test_serve_query_stats_faults_then_offline_query(tmp_path):
 
 
 def test_serve_stops_by_itself(tmp_path):
-    r = cli("serve", "--data-dir", tmp_path / "emu", "--duration", "0.5", timeout=60)
+    r = cli("serve", "--data-dir", tmp_path / "emu", "--duration-seconds", "0.5", timeout=60)
     assert r.returncode == 0 and json.loads(r.stdout)["url"].startswith("https://127.0.0.1:")
+
+
+def test_host_localhost_binds_loopback_and_the_old_duration_spelling_works(tmp_path):
+    r = cli("serve", "--data-dir", tmp_path / "emu", "--host", "localhost", "--duration", "0.5")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["url"].startswith("https://127.0.0.1:")
+
+
+def test_help_at_every_level_and_configure_parser_contract():
+    import argparse
+
+    from elastic_channels.emulator.cli import configure_parser
+
+    top = cli("--help").stdout
+    for command in ("serve", "query", "stats", "faults"):
+        assert command in top
+        assert cli(command, "--help").returncode == 0
+    assert "lose_ack" in cli("faults", "--data-dir", "x", "add", "--help").stdout
+    parser = argparse.ArgumentParser(prog="elastic-channels emulator")
+    configure_parser(parser)
+    for argv in (
+        ["serve", "--data-dir", "d"],
+        ["query", "--data-dir", "d", "SELECT 1"],
+        ["stats", "--data-dir", "d"],
+        ["faults", "--data-dir", "d", "list"],
+    ):
+        assert callable(parser.parse_args(argv).func)
 
 
 def test_offline_query_sees_rows_landed_before_stop(tmp_path):

@@ -146,3 +146,20 @@ def test_malformed_rows_are_rejected_and_good_rows_of_the_request_land(emu, tmp_
     assert "unknown field `COUPON`" in messages
     assert "missing required field `RESORT`" in messages
     assert "$.QUANTITY" in messages
+
+
+def test_a_lost_ack_lands_rows_twice_and_loses_none(emu, tmp_path):
+    """The lose_ack fault: the request lands, its ack never arrives, the SDK sends it
+    again. At-least-once made visible: duplicates, nothing lost (issue #12 item 8)."""
+    emu.faults.add("rows", "lose_ack", count=1)
+    result = run_sdk(emu, tmp_path, {"run_id": "lost", "rows": 1000, "chunk": 250})
+    assert result["futures"] == ["ok"] * 4, result
+    assert emu.stats.snapshot()["faults_fired"] == {"rows:lose_ack": 1}
+    assert emu.wait_landed(30)
+    counts = dict(
+        emu.query("SELECT TXID, count(*) FROM RESORT_SALES WHERE RUN_ID = 'lost' GROUP BY 1")
+    )
+    assert counts.keys() == expected("lost", 1000).keys(), "nothing lost"
+    duplicated = [t for t, n in counts.items() if n > 1]
+    assert duplicated and max(counts.values()) == 2, "the unacked request landed twice"
+    assert len(duplicated) % 250 == 0, "whole appends were duplicated"

@@ -129,3 +129,168 @@ if __name__ == "__main__":
     _scenario = json.loads(sys.argv[1])
     _result = _child(_scenario)
     Path(_scenario["result_file"]).write_text(json.dumps(_result))
+
+
+# --- a real emulator process, and raw HTTPS to it ---------------------------------
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a child that imports this checkout's package."""
+    path = os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")])
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
+class EmulatorProcess:
+    """``python -m elastic_channels.emulator serve`` in a child process, on 127.0.0.1.
+
+    Bounded: ``start`` waits at most ``timeout`` s for the info file, and the server is
+    told ``--duration-seconds`` so it stops by itself even if the test dies.
+    """
+
+    def __init__(self, data_dir: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.info_file = self.data_dir.parent / f"{self.data_dir.name}-info.json"
+        self.log_file = self.data_dir.parent / f"{self.data_dir.name}-stderr.log"
+        self.args = ["--append-buffer-ms", "20", "--duration-seconds", "300", *args]
+        self.env = child_env(**(env or {}))
+        self.proc: subprocess.Popen | None = None
+        self.info: dict[str, Any] = {}
+
+    def start(self, timeout: float = 30) -> EmulatorProcess:
+        self.info_file.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "elastic_channels.emulator", "serve",
+               "--data-dir", str(self.data_dir), "--info-file", str(self.info_file),
+               *self.args]  # fmt: skip
+        with open(self.log_file, "ab") as log:
+            self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + timeout
+        while not self.info_file.exists():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"serve exited {self.proc.returncode}: {self.stderr()}")
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                raise AssertionError("the emulator did not become ready")
+            time.sleep(0.05)
+        self.info = json.loads(self.info_file.read_text())
+        return self
+
+    def stderr(self) -> str:
+        """The end of what the emulator wrote to stderr so far."""
+        try:
+            return self.log_file.read_text(errors="replace")[-4000:]
+        except FileNotFoundError:
+            return ""
+
+    def wait_exit(self, timeout: float = 60) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout=timeout)
+
+    def stop(self, timeout: float = 60) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
+
+    @property
+    def port(self) -> int:
+        return int(self.info["properties"]["port"])
+
+    @property
+    def secret(self) -> str:
+        return (self.data_dir / "control.secret").read_text().strip()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 20,
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One HTTPS request on a fresh connection: (status, headers, body)."""
+        import http.client
+        import ssl
+
+        ctx = ssl.create_default_context(cafile=self.info["ssl_cert_file"])
+        conn = http.client.HTTPSConnection("localhost", self.port, context=ctx, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+        finally:
+            conn.close()
+
+    def control(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {self.secret}", "Content-Type": "application/json"}
+        status, _, out = self.request(method, f"/_emulator/{path}", data, headers, timeout=120)
+        if status != 200:
+            raise AssertionError(f"control {method} {path}: {status} {out[:300]!r}")
+        return out
+
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        out = self.control("POST", "query", {"sql": sql})
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def wait_landed(self, timeout: float = 60) -> bool:
+        return json.loads(self.control("POST", "wait-landed", {"timeout_s": timeout}))["landed"]
+
+    def keypair_jwt(self, lifetime_s: int = 3500) -> str:
+        """A key-pair JWT for the default user, as the SDK makes one (claims in seconds)."""
+        import jwt
+        from cryptography.hazmat.primitives import serialization
+
+        from elastic_channels.emulator.auth import public_key_fingerprint
+
+        props = self.info["properties"]
+        key = serialization.load_pem_private_key(Path(props["private_key_file"]).read_bytes(), None)
+        fp = public_key_fingerprint(key.public_key())  # type: ignore[arg-type]
+        who = f"{props['account']}.{props['user']}"
+        now = int(time.time())
+        claims = {"iss": f"{who}.{fp}", "sub": who, "iat": now, "exp": now + lifetime_s}
+        return jwt.encode(claims, key, algorithm="RS256")  # type: ignore[arg-type]
+
+    def scoped_token(self) -> str:
+        headers = {
+            "Authorization": f"Bearer {self.keypair_jwt()}",
+            "X-Snowflake-Authorization-Token-Type": "KEYPAIR_JWT",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        body = b"grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&scope=localhost"
+        status, _, token = self.request("POST", "/oauth/token", body, headers)
+        assert status == 200, token
+        return token.decode()
+
+
+ROWS_PATH = (
+    "/v2/streaming/data/databases/EMULATOR_DB/schemas/PUBLIC/pipes/RESORT_SALES_PIPE"
+    "/channels/ELASTIC/rows?requestId={rid}&retryCount=0"
+)
+
+
+def tls_socket(port: int, ca_file: str, timeout: float = 10) -> Any:
+    """A TLS connection to 127.0.0.1:port (handshake done), for hand-made HTTP."""
+    import socket
+    import ssl
+
+    ctx = ssl.create_default_context(cafile=ca_file)
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    return ctx.wrap_socket(raw, server_hostname="localhost")
+
+
+def read_reply(sock: Any, timeout: float = 10) -> tuple[int, bytes]:
+    """(status, body) of the next response on a hand-made connection; (0, b"") if it closed."""
+    import http.client
+
+    sock.settimeout(timeout)
+    resp = http.client.HTTPResponse(sock)
+    try:
+        resp.begin()
+    except (http.client.RemoteDisconnected, ConnectionError):
+        return 0, b""
+    return resp.status, resp.read()

@@ -199,7 +199,12 @@ class Lander:
                 log.warning("a batch of %d failed to land (%s); landing each alone", len(batch), e)
             else:
                 log.error("request %s could not be landed: %s", batch[0].request_id, e)
-                self._land(batch, failure=f"the emulator could not land this request: {e}")
+                try:
+                    self._land(batch, failure=f"the emulator could not land this request: {e}")
+                except (duckdb.Error, StoreError, OSError):
+                    # The database itself is failing: keep the spool entry for the next
+                    # start rather than lose it, and let the requests after it go on.
+                    log.exception("request %s stays in the spool", batch[0].request_id)
                 return
         for entry in batch:
             self._land_or_split([entry])

@@ -79,7 +79,11 @@ def _value(frag: str, sf_type: str) -> tuple[str, str]:
             return expr, f"a string of at most {ct.length} characters"
         return expr, "a string, number or boolean"
     if duck in ("TIMESTAMPTZ", "TIMESTAMP"):
-        as_int = f"TRY_CAST(CASE WHEN {is_str} THEN trim({text}) ELSE {frag} END AS BIGINT)"
+        digits = f"CASE WHEN {is_str} THEN trim({text}) ELSE {frag} END"
+        as_int = (
+            f"CASE WHEN regexp_full_match({digits}, '-?[0-9]+') "
+            f"THEN TRY_CAST({digits} AS BIGINT) END"
+        )
         epoch = _EPOCH.format(n=as_int)
         expr = (
             f"CASE WHEN {is_str} THEN coalesce(TRY_CAST({text} AS {duck}), ({epoch})::{duck}) "
