@@ -108,12 +108,12 @@ def translate(statement: str) -> tuple[str | None, bool, int]:
             f"Actual statement count {len(trees)} did not match the desired statement "
             "count 1.",
         )  # fmt: skip
-    tree = trees[0]
+    tree: exp.Expression = trees[0]  # type: ignore[assignment]
     if _is_row_timestamp_alter(tree):
         return None, False, 0
     if isinstance(tree, exp.Command):
         raise _compile_error(f"unsupported statement: {statement.strip()[:80]!r}")
-    tree = tree.transform(_rewrite)
+    tree = tree.transform(_rewrite)  # type: ignore[assignment]
     n_params = sum(1 for _ in tree.find_all(exp.Placeholder))
     return tree.sql(dialect="duckdb"), isinstance(tree, _QUERIES), n_params
 

@@ -80,6 +80,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         return _fail(str(e))
     lines: queue.Queue = queue.Queue(maxsize=100_000)
     if args.k8s:
+        assert run_id is not None
         sources = _start_k8s(run_id, args.namespace, lines)
     else:
         read_streams(args.files, lines)

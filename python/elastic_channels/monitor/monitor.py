@@ -174,6 +174,7 @@ class Monitor:
         return len(worker_rows) + len(fleet_rows)
 
     def _read_visible(self, fleet: list[Window], now: float, final: bool) -> None:
+        assert self.run_id is not None
         window_s = fleet[0].window_seconds
         start = min(w.window_start for w in fleet)
         end = max(w.end for w in fleet)
