@@ -7,11 +7,14 @@ import importlib
 import sys
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 DESCRIPTION = (
     "Stream synthetic resort point-of-sale rows into Snowflake through Snowpipe Streaming "
     "elastic channels, and watch it happen. With no Snowflake account configured, runs "
-    "against the embedded Snowpipe Streaming emulator. Every subcommand has --help."
+    "against the embedded Snowpipe Streaming emulator. Settings come from flags, then "
+    "the environment, then a .env file in the working directory (see .env.example). "
+    "Every subcommand has --help."
 )
 EPILOG = (
     "examples:\n"
@@ -34,6 +37,8 @@ COMMANDS = (
      "the local Snowpipe Streaming emulator: serve, query, stats, faults"),
     ("setup", "elastic_channels.snowflake.cli",
      "create RESORT_SALES, its pipe and the metrics table on an account (or --print the SQL)"),
+    ("monitor", "elastic_channels.monitor.cli",
+     "write a run's worker windows to ELASTIC_K8S_METRICS while it goes on"),
     ("dashboard", "elastic_channels.dashboard.cli",
      "the Streamlit dashboard of a run: throughput, latency, fleet health, resort sales"),
 )  # fmt: skip
@@ -75,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(
             name,
             help=help_text,
-            description=getattr(module, "DESCRIPTION", help_text),
+            description=textwrap.fill(getattr(module, "DESCRIPTION", help_text), 79),
             epilog=getattr(module, "EPILOG", None),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.configure_parser(p)
         if name == "worker":
@@ -84,8 +90,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def load_settings_file(path: Path = Path(".env")) -> bool:
+    """Read account and run settings from ``.env`` in the working directory (the
+    reference harness's convention; ``.env.example`` names them all). Variables already
+    in the environment win. True if a file was read."""
+    if not path.is_file():
+        return False
+    from dotenv import load_dotenv
+
+    return bool(load_dotenv(path, override=False))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    load_settings_file()
     args = build_parser().parse_args(argv)
     if args.command == "worker":  # the worker parses its own flags (and environment)
         args.worker_argv = argv[argv.index("worker") + 1 :]
