@@ -92,17 +92,19 @@ class PodLogSource:
                     timeout_seconds=300,
                 )
                 for event in stream:
-                    self._on_pod(event.get("object"))
+                    self._on_pod(event.get("object"), event.get("type"))
                     if self._stopping.is_set():
                         return
             except Exception as e:  # the API server went away: watch again
                 log.warning("watching pods (%s) failed, retrying: %s", self.selector, e)
             self._stopping.wait(self.retry_s)
 
-    def _on_pod(self, pod: Any) -> None:
+    def _on_pod(self, pod: Any, event: str | None = None) -> None:
         if pod is None or pod.metadata is None or pod.status is None:
             return
         name, phase = pod.metadata.name, pod.status.phase or "Pending"
+        if event == "DELETED" and phase not in TERMINAL:
+            phase = "Failed"  # gone: there is nothing more to read
         with self._lock:
             self._phase[name] = phase
             if phase == "Pending" or name in self._followers:
