@@ -33,13 +33,26 @@ def source() -> tuple[Settings, DataSource]:
 
 
 @st.cache_data(ttl=2.0, show_spinner=False, max_entries=256)
-def _load(key: str, _src: DataSource, sql: str, times: tuple[str, ...]) -> pd.DataFrame:
+def _load_live(key: str, _src: DataSource, sql: str, times: tuple[str, ...]) -> pd.DataFrame:
+    return _src.query(sql, times=times)
+
+
+@st.cache_data(ttl=3600.0, show_spinner=False, max_entries=256)
+def _load_still(
+    key: str, version: str, _src: DataSource, sql: str, times: tuple[str, ...]
+) -> pd.DataFrame:
     return _src.query(sql, times=times)
 
 
 def load(src: DataSource, sql: str, times: Sequence[str] = ()) -> pd.DataFrame:
-    """``sql`` on the target (results kept 2 s, so several viewers cost one query)."""
-    return _load(src.description.split(" (")[0], src, sql, tuple(times))
+    """``sql`` on the target. Results are kept 2 s while data may arrive (so several
+    viewers cost one query), and until the data changes when it cannot (a stopped
+    emulator's files)."""
+    key = src.description.split(" (")[0]
+    version = src.version()
+    if version is None:
+        return _load_live(key, src, sql, tuple(times))
+    return _load_still(key, version, src, sql, tuple(times))
 
 
 def load_many(

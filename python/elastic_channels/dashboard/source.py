@@ -19,6 +19,7 @@ import msgspec
 import pandas as pd
 
 from ..emulator.control import ControlClient, ControlError, query_offline, running_server
+from ..emulator.emulator import DB_FILE
 from .dialect import DUCKDB, Dialect
 
 __all__ = ["DataSource", "EmulatorSource", "NoData", "QueryError", "frame"]
@@ -67,6 +68,10 @@ class DataSource:
         """True while data may still be arriving (a server runs / an account)."""
         return True
 
+    def version(self) -> str | None:
+        """A token that changes whenever the data may have (None: it may change any time)."""
+        return None
+
 
 class EmulatorSource(DataSource):
     """The embedded emulator's data dir, live or offline."""
@@ -84,6 +89,21 @@ class EmulatorSource(DataSource):
 
     def is_live(self) -> bool:
         return running_server(self.data_dir) is not None
+
+    def version(self) -> str | None:
+        """While no emulator runs, the database files' sizes and times: results stay
+        valid until a run (or anything else) writes to them."""
+        if self.is_live():
+            return None
+        parts = []
+        for name in (DB_FILE, DB_FILE + ".wal"):
+            try:
+                st = (self.data_dir / name).stat()
+            except OSError:
+                parts.append(f"{name}:-")
+                continue
+            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        return ";".join(parts)
 
     def _live(self, sql: str) -> bytes:
         return ControlClient(self.data_dir, timeout_s=self.timeout_s).call(
