@@ -1,0 +1,65 @@
+"""``elastic-channels dashboard``: its flags, the command it starts, clear errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+from elastic_channels.dashboard import cli
+from elastic_channels.dashboard.settings import ENV, Settings
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="elastic-channels dashboard")
+    cli.configure_parser(p)
+    return p.parse_args(argv)
+
+
+def test_defaults_and_command(tmp_path: Path) -> None:
+    args = parse()
+    assert args.port == 8501 and args.data_dir == Path(".elastic-channels/emulator")
+    assert args.func is cli.run
+    cmd, env = cli.build_command(parse("--port", "9000", "--data-dir", str(tmp_path)))
+    assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
+    assert Path(cmd[4]).name == "app.py" and Path(cmd[4]).is_file()
+    assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
+    assert cmd[cmd.index("--server.port") + 1] == "9000"
+    assert Settings.from_env(env) == Settings(data_dir=tmp_path.resolve(), refresh_s=5.0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--port", "0"), "port must be 1..65535"),
+        (("--port", "http"), "not a port number"),
+        (("--refresh-seconds", "0.1"), "give 0.5 to 3600 seconds"),
+    ],
+)
+def test_bad_flags_name_the_problem(
+    argv: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as e:
+        parse(*argv)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_profile_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(parse("--profile", str(tmp_path / "nope.json"))) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_settings_from_env_checks_refresh() -> None:
+    with pytest.raises(ValueError, match=ENV["refresh_s"]):
+        Settings.from_env({ENV["refresh_s"]: "soon"})
+    assert Settings.from_env({}).data_dir == Path(".elastic-channels/emulator")
+
+
+def test_help_explains(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "127.0.0.1" in out and "--data-dir" in out and "Resort sales" in out
