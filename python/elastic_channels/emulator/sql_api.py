@@ -33,6 +33,7 @@ import datetime as dt
 import decimal
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import sqlglot
@@ -40,7 +41,7 @@ from sqlglot import exp
 
 from .schema import COMMIT_TIME_COLUMN
 
-__all__ = ["SqlApiError", "handle_statement", "translate"]
+__all__ = ["SqlApiError", "handle_statement", "statements_route", "translate"]
 
 ROW_TIMESTAMP_COLUMN = "METADATA$ROW_LAST_COMMIT_TIME"
 _QUERIES = (exp.Query, exp.Show, exp.Describe)
@@ -310,3 +311,32 @@ def _execute(sql: str, params: list[Any], is_query: bool, write_con: Any, read_c
         columns = [{"name": "number of rows affected", "type": "FIXED", "precision": 38,
                     "scale": 0, "nullable": False}]  # fmt: skip
     return _result(columns, rows)
+
+
+# --- the route ---------------------------------------------------------------------------
+
+
+def statements_route(connection: Callable[[], Any]) -> Any:
+    """The emulator's ``POST /api/v2/statements`` route (key-pair JWT, JSON body), on the
+    DuckDB connection ``connection()`` returns when a request comes (the store's, once
+    the emulator has started): ``EmulatorConfig(extra_routes=[statements_route(...)])``."""
+    import json
+
+    from .access import Auth
+    from .errors import Reply
+    from .routes import Request, Route
+
+    def statements(request: Request) -> Reply:
+        try:
+            body = json.loads(request.body or b"null")
+        except ValueError as e:
+            status, reply = _error(SqlApiError(400, "391900", "22000", f"malformed JSON: {e}"))
+        else:
+            status, reply = handle_statement(body, connection())
+        reply.setdefault("requestId", request.request_id)
+        return Reply(status, json.dumps(reply).encode())
+
+    return Route(
+        "POST", r"/api/v2/statements", "sql_statements", Auth.KEYPAIR, statements,
+        content_types=("application/json",),
+    )  # fmt: skip
