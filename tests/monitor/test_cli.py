@@ -114,3 +114,27 @@ def test_help_explains_the_command() -> None:
     assert proc.returncode == 0
     for words in ("--k8s", "--grace-seconds", "--profile", "SNOWFLAKE_ACCOUNT"):
         assert words in proc.stdout
+
+
+def test_an_sdk_profile_is_completed_by_the_environment(tmp_path: Path) -> None:
+    """An SDK profile (bare base64 key body, as the SDK keeps it) names the account;
+    database and schema come from the environment; a missing one is named."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from elastic_channels.monitor.target import sink_from
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    body = key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )  # fmt: skip
+    import base64
+
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"account": "org-acct", "user": "ingest",
+                                   "private_key": base64.b64encode(body).decode()}))  # fmt: skip
+    with pytest.raises(TargetError, match="SNOWFLAKE_DATABASE"):
+        sink_from(str(profile), {}, {})
+    sink = sink_from(str(profile), {}, {"SNOWFLAKE_DATABASE": "D", "SNOWFLAKE_SCHEMA": "S"})
+    assert sink.client._context == {"database": "D", "schema": "S"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -48,6 +49,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grace-seconds", type=float, default=10.0,
                    help="write a fleet window this long after its end even if a worker has not "
                    "reported it (default: %(default)s)")  # fmt: skip
+    p.add_argument("--exit-when-done", action="store_true",
+                   help="with --k8s: exit once every pod of the run has ended and its windows "
+                   "are written (default: stay up, idle, as a Deployment expects)")  # fmt: skip
     p.add_argument("--no-visible", action="store_true",
                    help="do not read ingest-to-visible latency off the landing table")  # fmt: skip
     target = p.add_argument_group("where rows go")
@@ -81,7 +85,10 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     lines: queue.Queue = queue.Queue(maxsize=100_000)
     if args.k8s:
         assert run_id is not None
-        sources = _start_k8s(run_id, args.namespace, lines)
+        try:
+            sources = _start_k8s(run_id, args.namespace, lines)
+        except Exception as e:  # no in-cluster config and no kubeconfig, or the API refused
+            return _fail(f"cannot reach the Kubernetes API: {e}")
     else:
         read_streams(args.files, lines)
         sources = len(args.files)
@@ -95,10 +102,16 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         return _fail(f"reading what the table holds for {run_id}: {e}")
     if run_id:
         print(f"monitor {run_id}: {held} row(s) already in {METRICS_TABLE_NAME}", file=sys.stderr)
-    pump(monitor, lines, sources)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    pump(monitor, lines, sources, stop=stop.is_set)
     if monitor.run_id is None:
         return _fail("no worker record in the input (and no --run-id)")
-    return _finish(monitor)
+    rc = _finish(monitor)
+    if args.k8s and not args.exit_when_done and not stop.is_set():
+        print(f"monitor {run_id}: every pod has ended; idle until stopped", file=sys.stderr)
+        stop.wait()
+    return rc
 
 
 def _start_k8s(run_id: str, namespace: str | None, lines: queue.Queue) -> int:

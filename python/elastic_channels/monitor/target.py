@@ -3,7 +3,7 @@
 - An emulator: its info JSON (``--profile``, what ``elastic-channels run`` and
   ``emulator serve --info-file`` write: its URL, CA, user and key file), or its
   DuckDB connection when the monitor runs inside the emulator's process.
-- A Snowflake account: ``SNOWFLAKE_ACCOUNT``, ``SNOWFLAKE_USER``, a key
+- A Snowflake account: an SDK profile JSON, and/or ``SNOWFLAKE_ACCOUNT``, ``SNOWFLAKE_USER``, a key
   (``SNOWFLAKE_PRIVATE_KEY_FILE`` or ``SNOWFLAKE_PRIVATE_KEY``, with
   ``SNOWFLAKE_PRIVATE_KEY_PWD`` if encrypted), and ``SNOWFLAKE_DATABASE``,
   ``SNOWFLAKE_SCHEMA``, ``SNOWFLAKE_ROLE``, ``SNOWFLAKE_WAREHOUSE`` (or the flags).
@@ -72,7 +72,10 @@ def account_sink(settings: Mapping[str, Any]) -> SqlMetricsSink:
         except OSError as e:
             raise TargetError(f"SNOWFLAKE_PRIVATE_KEY_FILE: {e}") from None
     elif settings.get("private_key"):
-        pem = str(settings["private_key"]).encode()
+        text = str(settings["private_key"])
+        if "-----BEGIN" not in text:  # an SDK profile holds the bare base64 body
+            text = f"-----BEGIN PRIVATE KEY-----\n{text}\n-----END PRIVATE KEY-----\n"
+        pem = text.encode()
     if pem is None:
         raise TargetError("no key: set SNOWFLAKE_PRIVATE_KEY_FILE (or SNOWFLAKE_PRIVATE_KEY)")
     if not settings.get("database") or not settings.get("schema"):
@@ -101,8 +104,22 @@ ENV_SETTINGS = (
 def sink_from(
     profile: str | None, flags: Mapping[str, Any], environ: Mapping[str, str] = os.environ
 ) -> SqlMetricsSink:
-    """The sink the command line and environment describe (flags before variables)."""
+    """The sink the command line and environment describe: ``profile`` is an emulator's
+    info JSON, or an SDK profile (account, user, private_key, role, host) completed by
+    flags and SNOWFLAKE_* variables; flags win over the profile, the profile over the
+    variables."""
+    from_profile: dict[str, Any] = {}
     if profile:
-        return profile_sink(Path(profile))
-    settings = {k: flags.get(k) or environ.get(f"SNOWFLAKE_{k.upper()}") for k in ENV_SETTINGS}
+        try:
+            from_profile = json.loads(Path(profile).read_text())
+        except (OSError, ValueError) as e:
+            raise TargetError(f"--profile {profile}: cannot read it as JSON: {e}") from None
+        if not isinstance(from_profile, dict):
+            raise TargetError(f"--profile {profile}: expected a JSON object")
+        if "url" in from_profile and "properties" in from_profile:
+            return profile_sink(Path(profile))
+    settings = {
+        k: flags.get(k) or from_profile.get(k) or environ.get(f"SNOWFLAKE_{k.upper()}")
+        for k in ENV_SETTINGS
+    }
     return account_sink(settings)
