@@ -71,3 +71,18 @@ def test_a_bad_histogram_is_named():
     line = dict(fleet(n=1)[0].lines[1], ack_hist_us="HISTnot-base64!")
     with pytest.raises(histogram.HistogramError, match="cannot decode histogram"):
         aggregate_window([line])
+
+
+def test_run_totals_merge_the_workers_whole_run_histograms():
+    from elastic_channels.fleet.report import fleet_totals
+
+    workers = fleet(n=6)
+    summaries = [dict(w.summary(), append_mode="ffi", seconds=11.0) for w in workers]
+    totals = fleet_totals(summaries)
+    everything = histogram.new_histogram()
+    for w in workers:
+        for _, latency in w.latencies:
+            histogram.record_seconds(everything, latency)
+    assert totals["ack_p50_ms"] == histogram.percentile_ms(everything, 50)
+    assert totals["ack_p99_ms"] == histogram.percentile_ms(everything, 99)
+    assert totals["rows_sent"] == sum(s["rows_sent"] for s in summaries)

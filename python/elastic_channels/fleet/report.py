@@ -109,6 +109,7 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     secs = max((s["seconds"] for s in ok), default=0) or 1e-9
     bytes_sent = sum(s["bytes_sent"] for s in ok)
     cpu = sum(s.get("cpu_s", 0) for s in ok)
+    acks = histogram.merge(s["ack_hist_us"] for s in ok if s.get("ack_hist_us"))
     return {
         "worker_id": "total",
         "append_mode": ",".join(sorted({str(s.get("append_mode")) for s in ok})),
@@ -118,8 +119,9 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds": secs,
         "mb_per_s": round(bytes_sent / secs / MB, 2),
         "rows_per_s": round(sum(s["rows_sent"] for s in ok) / secs),
-        "ack_p50_ms": max((s["ack_p50_ms"] for s in ok if s.get("ack_p50_ms")), default=None),
-        "ack_p99_ms": max((s["ack_p99_ms"] for s in ok if s.get("ack_p99_ms")), default=None),
+        # Percentiles of every ack of the run: the workers' histograms merged.
+        "ack_p50_ms": histogram.percentile_ms(acks, 50),
+        "ack_p99_ms": histogram.percentile_ms(acks, 99),
         "resent_batches": sum(s["resent_batches"] for s in ok),
         "sdk_retries": sum(s["sdk_retries"] for s in ok),
         "unacked_rows": sum(s["unacked_rows"] for s in ok),

@@ -20,8 +20,9 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
@@ -235,6 +236,7 @@ class Meter:
             "mb_per_s": round(t.bytes / seconds / MB, 3),
             "rows_per_s": round(t.rows / seconds, 1),
             **t.latency_ms(),
+            "ack_hist_us": histogram.encode(t.ack_hist),
             **t.behind_ms(),
             "resent_batches": t.resent_batches,
             "resent_rows": t.resent_rows,

@@ -19,7 +19,7 @@ and sleeps less often. A worker wants that: each wake-up starts on cold caches.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class Pacer:
