@@ -10,6 +10,7 @@ import pytest
 from dashboard_support import APP_DIR, LandedRun, fleet_windows, sql, write_metrics
 from streamlit.testing.v1 import AppTest
 
+from elastic_channels.dashboard.common import LATEST
 from elastic_channels.dashboard.run_page import NO_METRICS
 
 PAGE = str(APP_DIR / "pages" / "run.py")
@@ -57,7 +58,8 @@ def test_workers_totals_and_failed_worker(
     monkeypatch: pytest.MonkeyPatch, with_metrics: LandedRun
 ) -> None:
     at = render(monkeypatch, with_metrics.data_dir)
-    assert at.selectbox(key="metrics_run").value == with_metrics.run_id
+    assert at.selectbox(key="metrics_run").value == LATEST
+    assert with_metrics.run_id in at.selectbox(key="metrics_run").options[0]
     # the failed worker is a message on the page, not an exception
     assert [e.value for e in at.error] == [
         "Worker 2 failed: it stopped reporting at "

@@ -10,6 +10,7 @@ import pytest
 from dashboard_support import APP_DIR, LandedRun, sql
 from streamlit.testing.v1 import AppTest
 
+from elastic_channels.dashboard.common import LATEST
 from elastic_channels.model import RESORTS
 
 PAGE = str(APP_DIR / "pages" / "sales.py")
@@ -46,7 +47,8 @@ def test_headline_figures_match_sql(monkeypatch: pytest.MonkeyPatch, landed: Lan
         f"WHERE RUN_ID = '{run}'",
     )[0]
     assert sales == landed.rows_landed > 0
-    assert at.selectbox(key="sales_run").value == run
+    assert at.selectbox(key="sales_run").value == LATEST
+    assert at.selectbox(key="sales_run").format_func(LATEST) == f"latest: {run}"
     assert metric(at, "Sales") == f"{sales:,}"
     assert metric(at, "Revenue") == f"${float(revenue) / 1e6:,.2f} M"
     assert metric(at, "Resorts selling") == str(resorts)

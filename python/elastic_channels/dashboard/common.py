@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -81,6 +80,17 @@ def auto_refresh(settings: Settings, src: DataSource) -> float | None:
     return settings.refresh_s if live else None
 
 
-def pick(label: str, options: list[Any], key: str, fmt: Callable[[Any], str] = str) -> Any:
-    """A selectbox whose first option (the latest) is the default."""
-    return st.selectbox(label, options, index=0, key=key, format_func=fmt)
+LATEST = "(latest run)"
+
+
+def pick_run(run_ids: list[str], key: str, extra: Sequence[str] = ()) -> str:
+    """The run to show: ``LATEST`` (the default) follows the newest run as runs start;
+    a run picked by name stays picked. Returns a run id (or one of ``extra``)."""
+    choice = st.selectbox(
+        "Run",
+        [LATEST, *run_ids, *extra],
+        index=0,
+        key=key,
+        format_func=lambda o: f"latest: {run_ids[0]}" if o == LATEST else o,
+    )
+    return run_ids[0] if choice == LATEST else choice

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from . import metrics_sql as m
-from .common import auto_refresh, load, pick, show_query_error, source
+from .common import auto_refresh, load, pick_run, show_query_error, source
 from .sales_sql import TABLE as SALES_TABLE
 from .source import DataSource, NoData, QueryError
 
@@ -171,7 +171,7 @@ def _body(src: DataSource) -> None:
     if runs.empty:
         st.info(f"{NO_METRICS}: {m.TABLE} is empty.")
         return
-    run_id = pick("Run", list(runs["RUN_ID"]), key="metrics_run")
+    run_id = pick_run(list(runs["RUN_ID"]), key="metrics_run")
     totals = _totals(src, run_id, cols)
     _series(src, run_id, cols)
     _workers(src, run_id, cols)

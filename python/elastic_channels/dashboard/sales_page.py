@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from . import sales_sql as q
-from .common import auto_refresh, load, load_many, pick, show_query_error, source
+from .common import auto_refresh, load, load_many, pick_run, show_query_error, source
 from .source import DataSource, NoData, QueryError
 
 __all__ = ["ALL_RUNS", "main"]
@@ -111,7 +111,7 @@ def _body(src: DataSource, top_n_default: int = 10) -> None:
         return
     top = st.columns([3, 1])
     with top[0]:
-        choice = pick("Run", [*runs["RUN_ID"], ALL_RUNS], key="sales_run")
+        choice = pick_run(list(runs["RUN_ID"]), key="sales_run", extra=[ALL_RUNS])
     with top[1]:
         top_n = int(st.number_input("Top N resorts", 1, 100, top_n_default, key="top_n"))
     if choice == ALL_RUNS:
