@@ -11,7 +11,15 @@ import streamlit as st
 from .settings import Settings
 from .source import DataSource, EmulatorSource, QueryError
 
-__all__ = ["auto_refresh", "load", "load_many", "show_query_error", "source"]
+__all__ = [
+    "LATEST",
+    "auto_refresh",
+    "load",
+    "load_many",
+    "pick_run",
+    "show_query_error",
+    "source",
+]
 
 PARALLEL_QUERIES = 2
 

@@ -118,7 +118,9 @@ def _body(src: DataSource, top_n_default: int = 10) -> None:
         scope, t = None, load(src, q.totals(d, None), times=_TIMES).iloc[0]
     else:
         t = runs[runs["RUN_ID"] == choice].iloc[0]
-        # The table holds only this run: the same rows without a filter on RUN_ID.
+        # The table holds only this run: the same rows without a filter on RUN_ID (one
+        # column less to scan). Rows of a run started since the list was read would count
+        # in this refresh only: the next one lists that run and filters again.
         scope = None if len(runs) == 1 else choice
     bucket_s = q.bucket_seconds(float(t["SPAN_MS"] or 0) / 1000.0)
     got = load_many(
