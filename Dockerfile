@@ -20,17 +20,20 @@ ARG MATURIN_VERSION=1.16.0
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
 # Debian's packages move within a stable release: pin the release (the base image),
-# not each package version.
+# not each package version. A cross build also gets the target's Python headers and sysconfig data (multiarch),
+# for a dependency PyPI has no wheel of for the target (see install_target.sh).
 # hadolint ignore=DL3008
 RUN cross=(); \
     if [ "$TARGETARCH" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then \
-        cross=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross); \
+        dpkg --add-architecture arm64; \
+        cross=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross libpython3.11-dev:arm64); \
     elif [ "$TARGETARCH" = amd64 ] && [ "$(uname -m)" != x86_64 ]; then \
-        cross=(gcc-x86-64-linux-gnu libc6-dev-amd64-cross); \
+        dpkg --add-architecture amd64; \
+        cross=(gcc-x86-64-linux-gnu libc6-dev-amd64-cross libpython3.11-dev:amd64); \
     fi; \
     apt-get update \
     && apt-get install -y --no-install-recommends \
-        ca-certificates gcc libc6-dev python3 python3-venv "${cross[@]}" \
+        ca-certificates gcc libc6-dev python3 python3-dev python3-venv "${cross[@]}" \
     && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/build \
     && /opt/build/bin/pip install --no-cache-dir "maturin==${MATURIN_VERSION}"
@@ -40,9 +43,11 @@ COPY Cargo.toml Cargo.lock pyproject.toml README.md ./
 COPY src ./src
 COPY benches ./benches
 COPY python ./python
+COPY deploy/image/install_target.sh /usr/local/bin/install_target
 
-# The wheel for the target, then it and the SDK into /opt/app; console scripts
-# (elastic-channels) get a shebang the runtime has instead of the build venv's python.
+# The wheel for the target, then it (with the monitor's extra) and the SDK into
+# /opt/app; console scripts (elastic-channels) get a shebang the runtime has instead
+# of the build venv's python.
 RUN case "$TARGETARCH" in \
         amd64) target=x86_64-unknown-linux-gnu; arch=x86_64 ;; \
         arm64) target=aarch64-unknown-linux-gnu; arch=aarch64 ;; \
@@ -55,19 +60,18 @@ RUN case "$TARGETARCH" in \
     fi; \
     /opt/build/bin/maturin build --release --locked --target "$target" --out /wheels \
         || exit 1; \
-    plat=(); \
-    for glibc in $(seq 36 -1 17); do plat+=(--platform "manylinux_2_${glibc}_$arch"); done; \
-    /opt/build/bin/pip install --no-cache-dir --target /opt/app \
-        --only-binary=:all: --implementation cp --python-version 3.11 "${plat[@]}" \
-        /wheels/*.whl "snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}" \
-    || { echo "pip could not install the wheel and snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}" \
-              "for linux/$TARGETARCH (CPython 3.11, manylinux up to glibc 2.36)" >&2; exit 1; }; \
+    wheel=$(ls /wheels/*.whl); \
+    PIP=/opt/build/bin/pip install_target "$arch" /opt/app "${wheel}[monitor]" \
+        "snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}" || exit 1; \
     test -f /opt/app/snowflake/ingest/streaming/_python_ffi.abi3.so \
     || { echo "snowpipe-streaming installed without its native core" >&2; exit 1; }; \
     sed -i '1s|^#!.*python.*$|#!/usr/bin/env python3|' /opt/app/bin/*
 
 # --- runtime: CPython 3.11 + what the build stage installed, nothing else -------------
-FROM ${RUNTIME_IMAGE}
+# --platform=$TARGETPLATFORM is docker's default; buildah 1.28 needs it said, or it
+# looks for the runtime base under the build stage's platform once COPY --from is used.
+# hadolint ignore=DL3065
+FROM --platform=$TARGETPLATFORM ${RUNTIME_IMAGE}
 LABEL org.opencontainers.image.title="elastic-native worker" \
       org.opencontainers.image.description="Snowpipe Streaming elastic-channel worker with the native row generator" \
       org.opencontainers.image.licenses="Apache-2.0"

@@ -228,11 +228,15 @@ import platform, elastic_native, snowflake.ingest.streaming
 from elastic_channels.rows.backend import select_backend
 print(platform.machine(), 'elastic_native', elastic_native.__version__, 'backend:', select_backend(None))
 print('snowpipe-streaming', snowflake.ingest.streaming.__file__)"
-rate=20e6
-[ "$ARCH" = "$HOST_ARCH" ] || rate=2e6
-in_image -- python3 -m elastic_channels bench --workers 1 --target-bps "$rate" \
-    --duration-seconds 2 --quiet | tail -3
-[ "$ARCH" != "$HOST_ARCH" ] || in_image -- elastic-channels --help | head -1
+if [ "$ARCH" = "$HOST_ARCH" ]; then
+    in_image -- python3 -m elastic_channels bench --workers 1 --target-bps 20e6 \
+        --duration-seconds 2 --quiet | tail -3
+    in_image -- elastic-channels --help | head -1
+else
+    # The benchmark starts worker processes with the image's python3: without binfmt_misc
+    # this machine cannot exec an aarch64 binary, only qemu-aarch64 can run it.
+    echo "client-only benchmark: skipped under qemu-aarch64 (it starts child processes)"
+fi
 
 step "smoke ($how): the worker in the image against the emulator on 127.0.0.1"
 emu_dir="$WORK/emu"

@@ -45,7 +45,7 @@ step "lint: hadolint Dockerfile"
 hadolint Dockerfile
 
 step "lint: bash -n and shellcheck on the fleet scripts"
-scripts=(deploy/*.sh deploy/lib/*.sh scripts/ci_fleet.sh scripts/ci_arm64.sh scripts/build_image.sh)
+scripts=(deploy/*.sh deploy/lib/*.sh deploy/image/*.sh scripts/ci_fleet.sh scripts/ci_arm64.sh scripts/build_image.sh)
 for s in "${scripts[@]}"; do bash -n "$s"; done
 if command -v shellcheck >/dev/null; then
     shellcheck "${scripts[@]}"

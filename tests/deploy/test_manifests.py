@@ -122,7 +122,7 @@ def test_worker_id_run_id_rate_and_duration(rendered: tuple[int, str]) -> None:
     }
     assert env["RUN_ID"] == "ref-run-1"
     args = c["args"]
-    pairs = dict(zip(args[::2], args[1::2]))
+    pairs = dict(zip(args[::2], args[1::2], strict=True))
     assert pairs == {
         "--run-id": "ref-run-1",
         "--target-bps": "92000000",
