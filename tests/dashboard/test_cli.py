@@ -63,3 +63,31 @@ def test_help_explains(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert "127.0.0.1" in out and "--data-dir" in out and "Resort sales" in out
+
+
+def test_stopping_the_command_stops_the_server(tmp_path: Path) -> None:
+    """SIGTERM to ``elastic-channels dashboard`` leaves no server behind (it becomes it)."""
+    import socket
+    import subprocess
+    import time
+
+    from dashboard_support import free_port, wait_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elastic_channels.dashboard.cli", "--port", str(port),
+         "--data-dir", str(tmp_path / "emu")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_port(port, 60)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) != 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"something still serves 127.0.0.1:{port} after the command stopped")

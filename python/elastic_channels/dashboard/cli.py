@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -112,17 +111,10 @@ def run(args: argparse.Namespace) -> int:
     account = args.profile or os.environ.get("SNOWFLAKE_ACCOUNT")
     target = f"the account ({account})" if account else f"data dir {args.data_dir}"
     print(f"dashboard on http://{HOST}:{args.port} reading {target} (Ctrl-C stops it)", flush=True)
-    proc = subprocess.Popen(cmd, env=env)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        return 130
+    # Become the server: Ctrl-C, SIGTERM (a timeout, a pod stop) reach streamlit itself,
+    # so stopping this command never leaves a server behind.
+    os.execve(sys.executable, cmd, env)
+    return 0  # not reached
 
 
 def main(argv: list[str] | None = None) -> int:
