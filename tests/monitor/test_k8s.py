@@ -105,7 +105,8 @@ def test_pods_are_followed_reconnected_and_counted_once():
         watch_factory=lambda: StubWatch(core, seen), retry_s=0.05,
     )  # fmt: skip
     sink = make_sink(duckdb_with_landing_table())
-    monitor = Monitor(RUN, sink, grace_s=0.0, expected_workers=2)
+    # Nothing lands in this test: no ingest-to-visible to wait for.
+    monitor = Monitor(RUN, sink, grace_s=0.0, expected_workers=2, visible=False)
     source.start()
     threading.Thread(target=feed_until_done, args=(source, lines, 0.05), daemon=True).start()
     done = threading.Event()

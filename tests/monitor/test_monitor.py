@@ -163,3 +163,35 @@ def test_a_malformed_record_is_skipped_with_its_reason(change, reason, caplog):
     assert monitor.garbage_lines == 1
     assert reason in caplog.text
     assert monitor.flush(final=True) == 0
+
+
+def test_the_final_flush_waits_for_acked_rows_and_covers_every_commit():
+    """Rows still committing after the workers' last window get windows of their own
+    (no workers), so the fleet rows' visible counts add up to every landed row; and
+    ``wait_visible`` waits until the rows the workers acknowledged are visible."""
+    con = duckdb_with_landing_table()
+    sink = make_sink(con)
+    monitor = Monitor(RUN, sink, grace_s=0.0)
+    workers = two_workers(seconds=9.0)
+    for w in workers:
+        for line in w.lines:
+            monitor.feed(line)
+        monitor.feed(dict(w.summary(), rows_acked=600))  # 1200 acknowledged in all
+    last = max(x["window_start"] for w in workers for x in w.lines)
+    commits = [last - 3.0 + 0.01 * i for i in range(1000)]  # up to 7 s after the last window
+    con.executemany(
+        "INSERT INTO RESORT_SALES VALUES (?, 0, to_timestamp(?), to_timestamp(?))",
+        [(RUN, c - 1.0, c) for c in commits],
+    )
+    assert not monitor.wait_visible(timeout_s=0.2, poll_s=0.05)  # 1000 of 1200 visible
+    con.executemany(
+        "INSERT INTO RESORT_SALES VALUES (?, 1, to_timestamp(?), to_timestamp(?))",
+        [(RUN, last + 9.0, last + 10.0)] * 200,
+    )
+    assert monitor.wait_visible(timeout_s=5, poll_s=0.05)
+    monitor.flush(final=True)
+    fleet = fleet_windows(sink, RUN)
+    assert sum(f["visible_rows"] for f in fleet) == 1200
+    after = [f for f in fleet if f["window_start"] > last]
+    assert after and all(f["workers"] == 0 and f["rows"] == 0 for f in after)
+    assert after[-1]["visible_p50_ms"] == pytest.approx(1000.0)

@@ -52,6 +52,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exit-when-done", action="store_true",
                    help="with --k8s: exit once every pod of the run has ended and its windows "
                    "are written (default: stay up, idle, as a Deployment expects)")  # fmt: skip
+    p.add_argument("--visible-wait-seconds", type=float, default=120.0,
+                   help="at the end, wait this long at most for every acknowledged row to "
+                   "be visible before the last ingest-to-visible read (default: "
+                   "%(default)s)")  # fmt: skip
     p.add_argument("--no-visible", action="store_true",
                    help="do not read ingest-to-visible latency off the landing table")  # fmt: skip
     target = p.add_argument_group("where rows go")
@@ -104,7 +108,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         print(f"monitor {run_id}: {held} row(s) already in {METRICS_TABLE_NAME}", file=sys.stderr)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    pump(monitor, lines, sources, stop=stop.is_set)
+    pump(monitor, lines, sources, stop=stop.is_set, visible_wait_s=args.visible_wait_seconds)
     if monitor.run_id is None:
         return _fail("no worker record in the input (and no --run-id)")
     rc = _finish(monitor)

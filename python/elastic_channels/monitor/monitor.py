@@ -10,7 +10,9 @@ that fails is kept and tried again on the next tick: faults lose nothing.
 
 Ingest-to-visible per window is read off the landing table's commit times when the
 fleet row is written, and read again once ``settle_s`` has passed after the window's
-end (commit times are the target's clock).
+end (commit times are the target's clock) and at the final flush, which also adds
+windows for rows committed after the workers' last one (see :mod:`.visible`);
+:meth:`Monitor.wait_visible` before it waits for the acknowledged rows to be visible.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from . import rows
 from .records import LineError, parse
 from .sink import MetricsSink
 from .sql_client import SqlError
+from .visible import empty_fleet, read_visible, wait_landed
 from .windows import Window, WindowBook
 
 __all__ = ["Monitor"]
@@ -57,6 +60,8 @@ class Monitor:
         self.on_fleet = on_fleet
         self._lock = threading.RLock()
         self._pending: dict[tuple[int, float], dict[str, Any]] = {}
+        #: Rows each finished worker had acknowledged (from its summary line).
+        self._acked: dict[int, int] = {}
         #: Lines that were not worker records, and records of another run.
         self.garbage_lines = 0
         self.other_run_lines = 0
@@ -91,6 +96,7 @@ class Monitor:
         with self._lock:
             if record["type"] == "summary":
                 self.book.finish(record["worker_id"])
+                self._acked[record["worker_id"]] = int(record.get("rows_acked") or 0)
                 return True
             if pod_name or node_name:
                 record = {**record, "pod_name": pod_name, "node_name": node_name}
@@ -151,7 +157,12 @@ class Monitor:
             return 0
         try:
             if fleet and self.visible:
-                self._read_visible(fleet, now, final)
+                assert self.run_id is not None
+                extra = read_visible(
+                    self.sink, self.run_id, fleet, now=now, settle_s=self.settle_s, final=final
+                )
+                for w in extra:  # commits after the workers' last window
+                    fleet.append(self.book.windows.setdefault(w.window_start, w))
             out = list(self._pending.values())
             worker_rows = [rows.worker_row(line) for line in out]
             assert self.run_id is not None
@@ -173,20 +184,27 @@ class Monitor:
         self.rows_written += len(worker_rows) + len(fleet_rows)
         return len(worker_rows) + len(fleet_rows)
 
-    def _read_visible(self, fleet: list[Window], now: float, final: bool) -> None:
-        assert self.run_id is not None
-        window_s = fleet[0].window_seconds
-        start = min(w.window_start for w in fleet)
-        end = max(w.end for w in fleet)
-        found = self.sink.visible_latency(self.run_id, window_s, start, end)
-        for w in fleet:
-            w.visible = found.get(w.window_start) or {"visible_rows": 0}
-            w.visible_final = final or now >= w.end + self.settle_s
-
     def _fleet(self, w: Window) -> dict[str, Any]:
+        if not w.lines:
+            return {**empty_fleet(w), **w.visible}
         agg = aggregate_window(list(w.lines.values()))
         agg.pop("worker_ids", None)
         return {**agg, **w.visible}
+
+    def wait_visible(self, timeout_s: float = 120.0, poll_s: float = 2.0) -> bool:
+        """Wait (at most ``timeout_s``) until every row the finished workers had
+        acknowledged is visible in the landing table: then the final flush sees every
+        commit. True if they all are."""
+        if not self.visible or self.run_id is None or not self._acked:
+            return True
+        try:
+            return wait_landed(
+                self.sink, self.run_id, sum(self._acked.values()),
+                timeout_s=timeout_s, poll_s=poll_s,
+            )  # fmt: skip
+        except SqlError as e:
+            self.last_error = str(e)
+            return False
 
     # --- reading back -------------------------------------------------------------------
 

@@ -36,6 +36,8 @@ class MetricsSink(Protocol):
         self, run_id: str, window_s: float, start: float, end: float
     ) -> dict[float, dict[str, Any]]: ...
 
+    def landed_rows(self, run_id: str) -> int: ...
+
 
 def _key_of(row: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(row[k] for k in _KEY)
@@ -155,6 +157,13 @@ class SqlMetricsSink:
                 "visible_avg_ms": _ms(r["AVG_US"]),
             }
         return out
+
+    def landed_rows(self, run_id: str) -> int:
+        """Rows of the run visible in the landing table."""
+        result = self.client.execute(
+            f"SELECT COUNT(*) AS N FROM {self.landing_table} WHERE RUN_ID = ?", [run_id]
+        )
+        return int(result.rows[0][0]) if result.rows else 0
 
 
 def _ms(us: Any) -> float | None:

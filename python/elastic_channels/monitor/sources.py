@@ -56,9 +56,11 @@ def pump(
     *,
     tick_s: float = 1.0,
     stop: Callable[[], bool] = lambda: False,
+    visible_wait_s: float = 120.0,
 ) -> None:
     """Feed lines until ``sources`` ENDs came (or ``stop()``), ticking as it goes; then
-    the final flush. The caller starts a monitor with the run's run id."""
+    wait (up to ``visible_wait_s``) for the acknowledged rows to be visible, and the
+    final flush."""
     ended = 0
     next_tick = time.monotonic() + tick_s
     while ended < sources and not stop():
@@ -81,4 +83,11 @@ def pump(
             break
         if item is not END:
             monitor.feed(item[0], pod_name=item[1], node_name=item[2])
+    monitor.flush()  # what is due now, before waiting for the last commits
+    if not stop() and not monitor.wait_visible(visible_wait_s):
+        print(
+            f"elastic-channels monitor: not every acknowledged row of {monitor.run_id} was "
+            f"visible after {visible_wait_s:g} s; ingest-to-visible covers what was",
+            file=sys.stderr,
+        )
     monitor.flush(final=True)
