@@ -50,7 +50,7 @@ class RowChecker:
                     f"SELECT to_json(struct_pack({names})) FROM p WHERE _ERR IS NULL"
                 ).fetchall()
                 bad = con.execute(
-                    "SELECT _ERR, _EXCERPT, md5(_SRC) FROM p WHERE _ERR IS NOT NULL"
+                    "SELECT _ERR, _EXCERPT, _MD5 FROM p WHERE _ERR IS NOT NULL"
                 ).fetchall()
                 (parsed,) = con.execute("SELECT count(*) FROM p").fetchone()
             finally:

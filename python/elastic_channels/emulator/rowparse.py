@@ -2,8 +2,9 @@
 
 :func:`parse_sql` builds one DuckDB query over the lines of a batch of requests (a
 relation, :data:`SOURCE`, of ``filename`` and ``_SRC`` = one line). Each non-blank line
-becomes one row of the result with its file (``_FILE``), its text (``_SRC``), its typed
-column values and ``_ERR``: NULL when the row lands, else why it does not.
+becomes one row of the result with its file (``_FILE``), its typed column values and
+``_ERR``: NULL when the row lands, else why it does not (and then ``_EXCERPT``, the start
+of the line, and ``_MD5``, its md5, by which the lander finds its line number).
 Whether a row lands depends on that line alone. The rules (docs/EMULATOR.md has them as
 a table) follow Snowflake's documented conversions for JSON into typed columns:
 
@@ -32,10 +33,12 @@ from collections.abc import Sequence
 
 from .schema import column_type, quote_ident
 
-__all__ = ["SOURCE", "parse_sql"]
+__all__ = ["NOT_BLANK", "SOURCE", "parse_sql"]
 
 #: Where :func:`parse_sql` reads lines from: a relation with ``filename`` and ``_SRC``.
 SOURCE = "__SOURCE__"
+#: The lines that are rows (blank and whitespace-only lines are not).
+NOT_BLANK = "_SRC IS NOT NULL AND NOT regexp_full_match(_SRC, '[ \\t\\r]*')"
 
 _NUMERIC_START = "('-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9')"
 _TRUE = "('true', 't', 'yes', 'y', 'on', '1')"
@@ -53,60 +56,61 @@ def _lit(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def _value(frag: str, sf_type: str) -> tuple[str, str]:
-    """(typed value expression, what the type accepts, for messages) for one column."""
+def _value(ref: str, sf_type: str, path: str = "'$'") -> tuple[str, str, str]:
+    """(how json_transform reads the value: VARCHAR or JSON, the typed value expression
+    over ``ref`` = what it read, what the type accepts, for messages) for one column.
+
+    Read as VARCHAR, a JSON string is its text, a number its digits, true/false their
+    names and an object or array its JSON text: enough for numbers and timestamps, whose
+    casts refuse all but the right shapes, and for strings. BOOLEAN columns need to know
+    a string from a number, so they read the JSON text of the value.
+    ``path`` is the column's JSON path in ``_SRC``.
+    """
     ct = column_type(sf_type)
-    first = f"left({frag}, 1)"
-    text = f"json_extract_string({frag}, '$')"
-    is_str = f"{first} = '\"'"
-    is_num = f"{first} IN {_NUMERIC_START}"
     duck = ct.duckdb
     if ct.precision is not None:
         p, s = ct.precision, ct.scale or 0
-        dec = f"DECIMAL({p},{s})"
-        expr = (
-            f"CASE WHEN {is_num} THEN TRY_CAST({frag} AS {dec}) "
-            f"WHEN {is_str} THEN TRY_CAST(trim({text}) AS {dec}) END"
+        return (
+            "VARCHAR",
+            f"TRY_CAST(trim({ref}) AS DECIMAL({p},{s}))",
+            (f"a number or numeric string for NUMBER({p},{s})"),
         )
-        return expr, f"a number or numeric string for NUMBER({p},{s})"
+    if duck in ("TIMESTAMPTZ", "TIMESTAMP"):
+        as_int = (
+            f"CASE WHEN regexp_full_match(trim({ref}), '-?[0-9]+') "
+            f"THEN TRY_CAST(trim({ref}) AS BIGINT) END"
+        )
+        expr = f"coalesce(TRY_CAST({ref} AS {duck}), ({_EPOCH.format(n=as_int)})::{duck})"
+        return "VARCHAR", expr, "an ISO-8601 timestamp string or an integer epoch"
+    if duck == "DOUBLE":
+        return "VARCHAR", f"TRY_CAST(trim({ref}) AS DOUBLE)", "a number or numeric string"
+    if duck == "DATE":
+        return "VARCHAR", f"TRY_CAST({ref} AS DATE)", "an ISO date string"
+    first = f"left({ref}, 1)"
+    # A JSON string without escapes is its text between the quotes; others are unescaped.
+    text = (
+        f"CASE WHEN contains({ref}, '\\') THEN json_extract_string({ref}, '$') ELSE {ref}[2:-2] END"
+    )
     if duck == "VARCHAR":
+        # Read as VARCHAR; only a value that looks like an object or array is looked up
+        # again to tell a JSON object from a string that starts with a brace.
         expr = (
-            f"CASE WHEN {is_str} THEN {text} "
-            f"WHEN {is_num} OR {frag} IN ('true', 'false') THEN {frag} END"
+            f"CASE WHEN {first} IN ('{{', '[') AND json_type(_SRC, {path}) IN ('OBJECT', "
+            f"'ARRAY') THEN NULL ELSE {ref} END"
         )
         if ct.length is not None:
             expr = f"CASE WHEN length(({expr})) <= {ct.length} THEN ({expr}) END"
-            return expr, f"a string of at most {ct.length} characters"
-        return expr, "a string, number or boolean"
-    if duck in ("TIMESTAMPTZ", "TIMESTAMP"):
-        digits = f"CASE WHEN {is_str} THEN trim({text}) ELSE {frag} END"
-        as_int = (
-            f"CASE WHEN regexp_full_match({digits}, '-?[0-9]+') "
-            f"THEN TRY_CAST({digits} AS BIGINT) END"
-        )
-        epoch = _EPOCH.format(n=as_int)
-        expr = (
-            f"CASE WHEN {is_str} THEN coalesce(TRY_CAST({text} AS {duck}), ({epoch})::{duck}) "
-            f"WHEN {is_num} THEN ({epoch})::{duck} END"
-        )
-        return expr, "an ISO-8601 timestamp string or an integer epoch"
+            return "VARCHAR", expr, f"a string of at most {ct.length} characters"
+        return "VARCHAR", expr, "a string, number or boolean"
     if duck == "BOOLEAN":
         low = f"lower(trim({text}))"
         expr = (
-            f"CASE WHEN {frag} = 'true' THEN true WHEN {frag} = 'false' THEN false "
-            f"WHEN {is_num} THEN TRY_CAST({frag} AS DOUBLE) <> 0 "
-            f"WHEN {is_str} AND {low} IN {_TRUE} THEN true "
-            f"WHEN {is_str} AND {low} IN {_FALSE} THEN false END"
+            f"CASE WHEN {ref} = 'true' THEN true WHEN {ref} = 'false' THEN false "
+            f"WHEN {first} IN {_NUMERIC_START} THEN TRY_CAST({ref} AS DOUBLE) <> 0 "
+            f"WHEN {first} = '\"' AND {low} IN {_TRUE} THEN true "
+            f"WHEN {first} = '\"' AND {low} IN {_FALSE} THEN false END"
         )
-        return expr, "true/false, a number or a boolean string"
-    if duck == "DOUBLE":
-        expr = (
-            f"CASE WHEN {is_num} THEN TRY_CAST({frag} AS DOUBLE) "
-            f"WHEN {is_str} THEN TRY_CAST(trim({text}) AS DOUBLE) END"
-        )
-        return expr, "a number or numeric string"
-    if duck == "DATE":
-        return f"CASE WHEN {is_str} THEN TRY_CAST({text} AS DATE) END", "an ISO date string"
+        return "JSON", expr, "true/false, a number or a boolean string"
     raise ValueError(f"no parse rule for column type {sf_type!r}")
 
 
@@ -136,48 +140,60 @@ def parse_sql(columns: Sequence[tuple[str, str]], *, check_keys: bool = True) ->
     """The query that parses every line of :data:`SOURCE` into typed values or an error."""
     names = [n for n, _ in columns]
     keys_sorted = "[" + ", ".join(_lit(n) for n in sorted(names)) + "]"
-    structure = _lit(json.dumps({n: "JSON" for n in names}))
-    frag = {n: f"_v.{quote_ident(n)}::VARCHAR" for n in names}
+    reads = {n: _value("x", t)[0] for n, t in columns}
+    structure = _lit(json.dumps(reads))
     values, checks = [], []
     for name, sf_type in columns:
-        expr, accepts = _value(frag[name], sf_type)
+        ref = f"(_v.{quote_ident(name)}::VARCHAR)"
+        path = _lit("$." + json.dumps(name))
+        _, expr, accepts = _value(ref, sf_type, path)
+        # Messages quote the value as sent: its JSON text, looked up again (errors only).
+        frag = f"(json_extract(_SRC, {_lit('$.' + json.dumps(name))})::VARCHAR)"
         col = quote_ident(name)
         values.append(f"{expr} AS {col}")
         null = f"Expected {accepts}, got `null` - at `$.{name}`"
         checks.append(
-            f"WHEN NOT list_contains(_keys, {_lit(name)}) "
+            f"WHEN NOT list_contains(json_keys(_SRC), {_lit(name)}) "
             f"THEN {_lit(f'Object missing required field `{name}`')} "
-            f"WHEN {frag[name]} IS NULL THEN {_lit(null)} "
-            f"WHEN {col} IS NULL THEN {_error(name, sf_type, frag[name], accepts)}"
+            f"WHEN {frag} = 'null' OR {frag} IS NULL THEN {_lit(null)} "
+            f"WHEN {col} IS NULL THEN {_error(name, sf_type, frag, accepts)}"
         )
+    ordered = "[" + ", ".join(_lit(n) for n in names) + "]"
+    keys = "json_keys(_SRC)"
+    # A row that casts cleanly skips the explanations below (they cost; errors are rare).
+    ok = ["_v IS NOT NULL", *(f"{quote_ident(n)} IS NOT NULL" for n in names)]
     key_checks = ""
     if check_keys:
-        unknown = f"list_filter(_keys, lambda k: NOT list_contains({keys_sorted}, k))"
-        duplicated = "list_filter(_keys, lambda k, i: list_position(_keys, k) < i)"
+        # (CASE, not OR: only a row whose keys are out of order pays for sorting them)
+        ok.insert(
+            1, f"CASE WHEN {keys} = {ordered} THEN true ELSE list_sort({keys}) = {keys_sorted} END"
+        )
+        unknown = f"list_filter({keys}, lambda k: NOT list_contains({keys_sorted}, k))"
+        duplicated = f"list_filter({keys}, lambda k, i: list_position({keys}, k) < i)"
         key_checks = (
-            f"WHEN list_sort(_keys) <> {keys_sorted} AND len({unknown}) > 0 "
+            f"WHEN len({unknown}) > 0 "
             f"THEN 'Object contains unknown field `' || {unknown}[1] || '`' "
-            "WHEN len(_keys) <> len(list_distinct(_keys)) "
+            f"WHEN len({keys}) <> len(list_distinct({keys})) "
             f"THEN 'Object contains duplicated field `' || {duplicated}[1] || '`' "
         )
     return f"""
 WITH _lines AS (
   SELECT filename AS _FILE, _SRC FROM {SOURCE}
 ), _parsed AS (
-  SELECT _FILE, _SRC, try(json_transform(_SRC, {structure})) AS _v,
-         CASE WHEN _v IS NOT NULL THEN json_keys(_SRC) END AS _keys
-  FROM _lines WHERE _SRC IS NOT NULL AND trim(_SRC) <> ''
+  SELECT _FILE, _SRC, try(json_transform(_SRC, {structure})) AS _v
+  FROM _lines WHERE {NOT_BLANK}
 ), _typed AS (
-  SELECT _FILE, _SRC, _v, _keys, {", ".join(values)} FROM _parsed
+  SELECT _FILE, _SRC, _v, {", ".join(values)} FROM _parsed
 )
-SELECT _FILE, _SRC, {", ".join(quote_ident(n) for n in names)},
-  CASE
+SELECT _FILE, {", ".join(quote_ident(n) for n in names)},
+  CASE WHEN {" AND ".join(ok)} THEN NULL ELSE CASE
     WHEN _v IS NULL THEN 'DecodeError: malformed JSON'
     WHEN NOT starts_with(ltrim(_SRC), '{{') THEN 'Expected `object`, got `' ||
          lower(json_type(_SRC)) || '`'
     {key_checks}
     {" ".join(checks)}
-  END AS _ERR,
-  left(_SRC, 200) AS _EXCERPT
+  END END AS _ERR,
+  CASE WHEN _ERR IS NOT NULL THEN left(_SRC, 200) END AS _EXCERPT,
+  CASE WHEN _ERR IS NOT NULL THEN md5(_SRC) END AS _MD5
 FROM _typed
 """

@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from .rowparse import SOURCE, parse_sql
+from .rowparse import NOT_BLANK, SOURCE, parse_sql
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
 __all__ = ["ERRORS_TABLE", "LANDED_TABLE", "LandedFile", "Store", "StoreError"]
@@ -104,7 +104,7 @@ class Store:
         names = ", ".join(quote_ident(n) for n, _ in columns)
         self._insert_sql = (
             f"INSERT INTO {quote_ident(table)} ({names}, {quote_ident(COMMIT_TIME_COLUMN)}) "
-            f"SELECT {names}, now() FROM _parsed WHERE _ERR IS NULL"
+            f"SELECT {names}, now()"
         )
         self._parse_sql = parse_sql(columns, check_keys=check_keys)
 
@@ -157,17 +157,21 @@ class Store:
             cur.execute("BEGIN")
             try:
                 parse = self._parse_sql.replace(SOURCE, source)
-                cur.execute(f"CREATE TEMP TABLE _parsed AS {parse}")
-                cur.execute(self._insert_sql)
                 results = {name: LandedFile() for name in files}
-                for path, parsed, bad in cur.execute(
-                    "SELECT _FILE, count(*), count(_ERR) FROM _parsed GROUP BY _FILE"
+                for path, n in cur.execute(
+                    f"SELECT filename, count(*) FROM {source} WHERE {NOT_BLANK} GROUP BY 1"
                 ).fetchall():
-                    results[by_path[path]] = LandedFile(int(parsed), int(parsed) - int(bad))
-                for path, err, excerpt, digest in cur.execute(
-                    "SELECT _FILE, _ERR, _EXCERPT, md5(_SRC) FROM _parsed WHERE _ERR IS NOT NULL"
-                ).fetchall():
-                    results[by_path[path]].errors.append((err, excerpt, digest))
+                    results[by_path[path]] = LandedFile(int(n), int(n))
+                row = cur.execute(f"{self._insert_sql} FROM ({parse}) WHERE _ERR IS NULL")
+                inserted = int(row.fetchone()[0])
+                if inserted != sum(r.parsed for r in results.values()):
+                    # Some rows were refused (rare): parse again for why, and where.
+                    for path, err, excerpt, digest in cur.execute(
+                        f"SELECT _FILE, _ERR, _EXCERPT, _MD5 FROM ({parse}) WHERE _ERR IS NOT NULL"
+                    ).fetchall():
+                        got = results[by_path[path]]
+                        got.errors.append((err, excerpt, digest))
+                        got.inserted -= 1
                 landed_rows, error_rows = record(results)
                 cur.executemany(
                     f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
@@ -179,7 +183,6 @@ class Store:
                         f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [(now, *r) for r in error_rows],
                     )
-                cur.execute("DROP TABLE _parsed")
                 if crash is not None:
                     crash("land:before-commit")
                 cur.execute("COMMIT")
