@@ -246,3 +246,33 @@ def test_execute_without_connector_says_which_extra(
     assert rc == 2
     err = capsys.readouterr().err
     assert "snowflake-connector-python" in err and "pip install '.[setup]'" in err
+
+
+def test_setup_sql_runs_on_the_emulator_and_the_monitor_writes_that_table() -> None:
+    """The setup SQL, statement by statement through the emulator's SQL API, makes the
+    tables the monitor writes and reads: setup, emulator and monitor stay in step."""
+    duckdb = pytest.importorskip("duckdb")
+    from elastic_channels.emulator.sql_api import handle_statement
+    from elastic_channels.monitor import rows
+    from elastic_channels.monitor.sink import SqlMetricsSink
+    from elastic_channels.monitor.sql_client import SqlApiClient, local_transport
+
+    con = duckdb.connect()
+    con.execute(emu_schema.create_table_sql("RESORT_SALES", COLUMNS))  # the emulator's own
+    for stmt in setup.statements("DEMO", "PUBLIC"):
+        status, reply = handle_statement({"statement": stmt}, con)
+        assert status == 200, (stmt.splitlines()[0], reply)
+    metrics = [r[0] for r in con.execute("DESCRIBE ELASTIC_K8S_METRICS").fetchall()]
+    assert metrics == [n for n, _ in setup.METRICS_COLUMNS]
+    sink = SqlMetricsSink(SqlApiClient(local_transport(con)))
+    line = {
+        "type": "window", "run_id": "r", "worker_id": 1, "window_start": 1767225600.0,
+        "window_seconds": 5.0, "partial": False, "start": 1767225600.0, "end": 1767225605.0,
+        "rows": 10, "bytes": 2920, "acks": 1, "ack_p50_ms": 12.5, "cpu_pct": 30.0,
+    }  # fmt: skip
+    sink.upsert([rows.worker_row(line)])
+    (back,) = sink.read_rows("r")
+    assert {c for c, v in back.items() if v is not None} >= {
+        "RUN_ID", "WORKER_ID", "IS_FLEET", "WINDOW_START", "ROWS_APPENDED", "RAW", "INSERTED_AT",
+    }  # fmt: skip
+    assert sink.visible_latency("r", 5.0, 1767225600.0, 1767225610.0) == {}

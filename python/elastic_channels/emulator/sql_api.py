@@ -13,6 +13,9 @@ The statement is Snowflake SQL, translated to DuckDB by ``sqlglot``:
   (:data:`~.schema.COMMIT_TIME_COLUMN`): every emulated landing table has row
   timestamps, so ``ROW_TIMESTAMP = TRUE`` in a CREATE TABLE is accepted and
   ``ALTER TABLE ... SET ROW_TIMESTAMP = TRUE`` succeeds without changing anything.
+- ``CREATE DATABASE``, ``CREATE SCHEMA`` and ``CREATE PIPE`` succeed without doing
+  anything (the emulator serves one database, schema and pipe), so ``setup``'s SQL runs
+  on both targets.
 - ``VARIANT``/``OBJECT``/``ARRAY`` columns are DuckDB ``JSON``; ``db.schema.table``
   names lose their database and schema (the emulator has one of each; the request's
   ``database`` and ``schema`` fields are accepted and not needed).
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -48,6 +52,7 @@ _QUERIES = (exp.Query, exp.Show, exp.Describe)
 _FILE_FUNCTIONS = ("read_", "glob", "parquet_scan", "sniff_csv", "iceberg_", "delta_scan")
 _JSON_TYPES = {exp.DataType.Type.VARIANT, exp.DataType.Type.OBJECT, exp.DataType.Type.ARRAY}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_CREATE_PIPE = re.compile(r"\s*CREATE\s+(OR\s+REPLACE\s+)?PIPE\b", re.I)
 
 
 class SqlApiError(Exception):
@@ -94,6 +99,16 @@ def _is_row_timestamp_alter(tree: exp.Expression) -> bool:
     )
 
 
+def _is_namespace_or_pipe(tree: exp.Expression, statement: str) -> bool:
+    """CREATE DATABASE/SCHEMA/PIPE: the emulator has its one database, schema and pipe."""
+    if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() in (
+        "DATABASE",
+        "SCHEMA",
+    ):
+        return True
+    return bool(_CREATE_PIPE.match(statement))
+
+
 def translate(statement: str) -> tuple[str | None, bool, int]:
     """``(DuckDB SQL or None for a no-op, is_query, bind variables)`` for one Snowflake
     statement."""
@@ -110,7 +125,7 @@ def translate(statement: str) -> tuple[str | None, bool, int]:
             "count 1.",
         )  # fmt: skip
     tree: exp.Expression = trees[0]  # type: ignore[assignment]
-    if _is_row_timestamp_alter(tree):
+    if _is_row_timestamp_alter(tree) or _is_namespace_or_pipe(tree, statement):
         return None, False, 0
     if isinstance(tree, exp.Command):
         raise _compile_error(f"unsupported statement: {statement.strip()[:80]!r}")
