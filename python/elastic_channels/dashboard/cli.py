@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from .settings import DEFAULT_DATA_DIR, DEFAULT_REFRESH_S, Settings
@@ -15,14 +16,15 @@ __all__ = ["DESCRIPTION", "EPILOG", "build_command", "configure_parser", "run"]
 APP = Path(__file__).resolve().parent / "app.py"
 HOST = "127.0.0.1"
 
-DESCRIPTION = (
+DESCRIPTION = textwrap.fill(
     "Show a run in the browser: 'Resort sales' (revenue by resort and region, category "
     "mix over time, passholder share, payment and customer mix, the latest sales with "
     "their ingest-to-visible delay) and 'Run' (fleet MB/s and rows/s, workers "
     "reporting, ack and ingest-to-visible latency, resends, retries and errors, per-worker "
     "state) from the metrics table. Every figure is SQL on the target: the embedded "
     "emulator's data dir by default (live while a run goes on, from the files after it), "
-    "or an account with --profile / SNOWFLAKE_*. Serves on 127.0.0.1 only."
+    "or an account with --profile / SNOWFLAKE_*. Serves on 127.0.0.1 only.",
+    79,
 )
 EPILOG = (
     "examples:\n"
