@@ -119,6 +119,11 @@ class Store:
                 f"says {want}; use a fresh --data-dir (or move {db_path.name} away)"
             )
 
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The read-write connection (for endpoints such as the SQL API; use cursors)."""
+        return self._con
+
     def landed_seqs(self, seqs: Sequence[int]) -> set[int]:
         """Which of these spool sequence numbers have already landed."""
         if not seqs:
