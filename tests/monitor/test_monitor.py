@@ -195,3 +195,26 @@ def test_the_final_flush_waits_for_acked_rows_and_covers_every_commit():
     after = [f for f in fleet if f["window_start"] > last]
     assert after and all(f["workers"] == 0 and f["rows"] == 0 for f in after)
     assert after[-1]["visible_p50_ms"] == pytest.approx(1000.0)
+
+
+def test_rows_that_became_visible_late_are_counted_at_the_final_flush():
+    """A landing transaction's commit time is when it began: its rows can appear after
+    the window they belong to was read. The final flush reads every window again."""
+    con = duckdb_with_landing_table()
+    sink = make_sink(con)
+    monitor = Monitor(RUN, sink, grace_s=0.0, settle_s=1.0)
+    workers = two_workers(seconds=9.0)
+    for w in workers:
+        for line in w.lines:
+            monitor.feed(line)
+    first = min(x["window_start"] for w in workers for x in w.lines)
+    monitor.tick(now=first + 100)  # every window written and read, long settled
+    assert {f["visible_rows"] for f in fleet_windows(sink, RUN)} == {0}
+    con.executemany(
+        "INSERT INTO RESORT_SALES VALUES (?, 0, to_timestamp(?), to_timestamp(?))",
+        [(RUN, first + 1.0, first + 2.0)] * 50,
+    )
+    monitor.flush(final=True)
+    by_start = {f["window_start"]: f["visible_rows"] for f in fleet_windows(sink, RUN)}
+    assert by_start[first] == 50
+    assert sum(by_start.values()) == 50

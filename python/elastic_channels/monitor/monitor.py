@@ -23,12 +23,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..fleet.report import aggregate_window
 from . import rows
 from .records import LineError, parse
 from .sink import MetricsSink
 from .sql_client import SqlError
-from .visible import empty_fleet, read_visible, wait_landed
+from .visible import read_visible, wait_landed
 from .windows import Window, WindowBook
 
 __all__ = ["Monitor"]
@@ -112,15 +111,7 @@ class Monitor:
             return 0
         with self._lock:
             held = self.sink.read_rows(self.run_id)
-            for row in held:
-                if not row.get("IS_FLEET") and isinstance(row.get("RAW"), dict):
-                    self.book.add(row["RAW"])
-            for row in held:
-                if row.get("IS_FLEET"):
-                    w = self.book.windows.get(round(rows.from_row(row)["window_start"], 6))
-                    if w is not None:
-                        w.fleet_written = True
-                        w.visible_final = row.get("INGEST_TO_VISIBLE_ROWS") is not None
+            self.book.load_held(held)
             return len(held)
 
     # --- output -------------------------------------------------------------------------
@@ -141,14 +132,16 @@ class Monitor:
 
     def flush(self, final: bool = False) -> int:
         """Write everything due; with ``final`` (the run is over), every window's fleet
-        row too, whoever reported, with its ingest-to-visible read once more."""
+        row too, whoever reported, with ingest-to-visible read again for every window
+        (a commit time is when a landing transaction began: a large one can become
+        visible well after its window ended, so earlier reads may have missed rows)."""
         if not final:
             return self.tick()
         now = self._clock()
         with self._lock:
             windows = [
                 w for w in self.book.windows.values()
-                if not w.fleet_written or w.fleet_dirty or (self.visible and not w.visible_final)
+                if self.visible or not w.fleet_written or w.fleet_dirty
             ]  # fmt: skip
             return self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
 
@@ -166,7 +159,7 @@ class Monitor:
             out = list(self._pending.values())
             worker_rows = [rows.worker_row(line) for line in out]
             assert self.run_id is not None
-            fleet_dicts = [self._fleet(w) for w in fleet]
+            fleet_dicts = [w.fleet() for w in fleet]
             fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts]
             if worker_rows or fleet_rows:
                 self.sink.upsert(worker_rows + fleet_rows)
@@ -183,13 +176,6 @@ class Monitor:
                 self.on_fleet(f)
         self.rows_written += len(worker_rows) + len(fleet_rows)
         return len(worker_rows) + len(fleet_rows)
-
-    def _fleet(self, w: Window) -> dict[str, Any]:
-        if not w.lines:
-            return {**empty_fleet(w), **w.visible}
-        agg = aggregate_window(list(w.lines.values()))
-        agg.pop("worker_ids", None)
-        return {**agg, **w.visible}
 
     def wait_visible(self, timeout_s: float = 120.0, poll_s: float = 2.0) -> bool:
         """Wait (at most ``timeout_s``) until every row the finished workers had

@@ -32,6 +32,17 @@ class Window:
     def end(self) -> float:
         return self.window_start + self.window_seconds
 
+    def fleet(self) -> dict[str, Any]:
+        """The fleet window: the workers' lines aggregated, and ingest-to-visible."""
+        from ..fleet.report import aggregate_window
+        from .visible import empty_fleet
+
+        if not self.lines:
+            return {**empty_fleet(self), **self.visible}
+        agg = aggregate_window(list(self.lines.values()))
+        agg.pop("worker_ids", None)
+        return {**agg, **self.visible}
+
 
 @dataclass
 class _Worker:
@@ -101,3 +112,19 @@ class WindowBook:
             if (not w.fleet_written or w.fleet_dirty)
             and (self.complete(w) or now >= w.end + grace_s)
         ]
+
+    def load_held(self, held: list[dict[str, Any]]) -> None:
+        """Take in the metrics rows a table already holds (a restarted monitor): the
+        workers' lines (their RAW), and which fleet rows are written."""
+        for row in held:
+            if not row.get("IS_FLEET") and isinstance(row.get("RAW"), dict):
+                self.add(row["RAW"])
+        for row in held:
+            if row.get("IS_FLEET") and row.get("WINDOW_START") is not None:
+                ws = round(row["WINDOW_START"].timestamp(), 6)
+                w = self.windows.get(ws)
+                if w is None and row.get("WORKERS_REPORTING") == 0:  # a commits-only window
+                    w = self.windows[ws] = Window(ws, float(row["WINDOW_SECONDS"]))
+                if w is not None:
+                    w.fleet_written = True
+                    w.visible_final = row.get("INGEST_TO_VISIBLE_ROWS") is not None
