@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import signal
 import sys
-import threading
 from pathlib import Path
 
-from ..model import COLUMNS
-from .control import ControlClient, ControlError, query_offline, running_server, stats_offline
-from .emulator import Emulator, EmulatorConfig, write_json_atomic
+from .cli_serve import add_serve, friendly
+from .control import ControlClient, query_offline, running_server, stats_offline
 from .faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
-from .http_server import HttpLimits, check_loopback
-from .store import StoreError
 
 __all__ = ["configure_parser", "main"]
 
@@ -32,147 +26,13 @@ DESCRIPTION = (
 )
 
 
-def _user_key(spec: str) -> tuple[str, Path]:
-    user, sep, path = spec.partition("=")
-    if not sep or not user or not path:
-        raise argparse.ArgumentTypeError(f"expected USER=PATH, got {spec!r}")
-    if not Path(path).is_file():
-        raise argparse.ArgumentTypeError(f"public key file {path} does not exist")
-    return user.upper(), Path(path)
-
-
-def _host(value: str) -> str:
-    try:
-        check_loopback(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return value
-
-
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add the subcommands serve, query, stats and faults to ``parser``."""
     if not parser.description:
         parser.description = DESCRIPTION
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser(
-        "serve",
-        help="run the emulator until SIGINT/SIGTERM (or --duration-seconds)",
-        description="Run the emulator. Once ready it prints (and writes to --info-file) "
-        "the JSON a client needs: the CA to trust, SDK properties, target names.",
-    )
-    s.set_defaults(func=_serve)
-    s.add_argument(
-        "--data-dir",
-        type=Path,
-        required=True,
-        help="where certificates, keys, the spool and the DuckDB file live "
-        "(created if missing; reused across runs)",
-    )
-    s.add_argument("--port", type=int, default=0, help="HTTPS port; 0 picks a free one (default)")
-    s.add_argument(
-        "--host",
-        type=_host,
-        default="127.0.0.1",
-        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1; any other "
-        "address is refused",
-    )
-    s.add_argument(
-        "--info-file",
-        type=Path,
-        help="once ready, write a JSON object here: ssl_cert_file, properties, "
-        "database, schema, pipe, table, url",
-    )
-    s.add_argument("--account", default="EMULATOR", help="account name in JWTs (default EMULATOR)")
-    s.add_argument(
-        "--user",
-        default="EMULATOR_USER",
-        help="default user; its RSA key pair is generated in DATA_DIR/users",
-    )
-    s.add_argument("--role", default="ACCOUNTADMIN", help="role put in the client properties")
-    s.add_argument("--database", default="EMULATOR_DB", help="database name (default EMULATOR_DB)")
-    s.add_argument("--schema", default="PUBLIC", help="schema name (default PUBLIC)")
-    s.add_argument(
-        "--pipe", default="RESORT_SALES_PIPE", help="pipe name (default RESORT_SALES_PIPE)"
-    )
-    s.add_argument("--table", default="RESORT_SALES", help="landing table (default RESORT_SALES)")
-    s.add_argument(
-        "--public-key",
-        type=_user_key,
-        action="append",
-        default=[],
-        metavar="USER=PEM",
-        help="register another user's RSA public key (repeatable)",
-    )
-    s.add_argument(
-        "--token-ttl",
-        type=int,
-        default=3600,
-        help="lifetime of issued scoped tokens, seconds (default 3600)",
-    )
-    s.add_argument(
-        "--append-buffer-ms",
-        type=int,
-        help="send max_append_request_buffer_duration_ms to the SDK in pipe-info "
-        "(lower = faster acks, smaller requests; default: the SDK's own, ~1 s)",
-    )
-    s.add_argument(
-        "--no-fsync",
-        action="store_true",
-        help="ack appends once written to the spool, without fsync (faster, "
-        "survives an emulator crash but not a machine crash)",
-    )
-    s.add_argument(
-        "--no-key-check",
-        action="store_true",
-        help="skip the landing pre-scan that rejects rows with unknown or duplicated keys "
-        "(those keys are then ignored, not rejected; missing keys, nulls and bad values are "
-        "still rejected); ~30%% less landing CPU",
-    )
-    s.add_argument("--duckdb-threads", type=int, default=2, help="DuckDB threads (default 2)")
-    s.add_argument(
-        "--duration-seconds",
-        "--duration",  # the old spelling, still accepted
-        dest="duration_seconds",
-        type=float,
-        default=0,
-        help="stop by itself after this many seconds (default 0: run until SIGINT/SIGTERM)",
-    )
-    lim = HttpLimits()
-    s.add_argument(
-        "--header-timeout-seconds",
-        type=float,
-        default=lim.header_timeout_s,
-        help="a request whose headers are not complete this long after its first byte is "
-        f"answered 408 and closed (default {lim.header_timeout_s:g})",
-    )
-    s.add_argument(
-        "--body-timeout-seconds",
-        type=float,
-        default=lim.body_timeout_s,
-        help="a request body not complete this long after its headers is answered 408 and "
-        f"closed; nothing of it lands (default {lim.body_timeout_s:g})",
-    )
-    s.add_argument(
-        "--idle-timeout-seconds",
-        type=float,
-        default=lim.idle_timeout_s,
-        help=f"close a connection idle this long (default {lim.idle_timeout_s:g})",
-    )
-    s.add_argument(
-        "--max-connections",
-        type=int,
-        default=lim.max_connections,
-        help="open connections allowed at once; one more is answered 503 and closed "
-        f"(default {lim.max_connections})",
-    )
-    s.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="-v: log each landed batch (sizes, timings); -vv: also every request",
-    )
+    add_serve(sub)
 
     q = sub.add_parser(
         "query",
@@ -232,52 +92,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--delay-s", type=float, default=0.0, help="seconds for the delay action")
 
 
-def _serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    if running_server(args.data_dir):
-        print(f"error: an emulator is already running for {args.data_dir}", file=sys.stderr)
-        return 2
-    keys: dict[str, list[Path]] = {}
-    for user, path in args.public_key:
-        keys.setdefault(user, []).append(path)
-    config = EmulatorConfig(
-        data_dir=args.data_dir, host=args.host, port=args.port, account=args.account,
-        user=args.user, role=args.role, database=args.database, schema=args.schema,
-        pipe=args.pipe, table=args.table, columns=COLUMNS, public_keys=keys,
-        token_ttl_s=args.token_ttl, fsync=not args.no_fsync,
-        duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
-        check_keys=not args.no_key_check,
-        limits=HttpLimits(
-            header_timeout_s=args.header_timeout_seconds,
-            body_timeout_s=args.body_timeout_seconds,
-            idle_timeout_s=args.idle_timeout_seconds,
-            max_connections=args.max_connections,
-        ),
-    )  # fmt: skip
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    emu = Emulator(config).start()
-    try:
-        info = emu.info()
-        if args.info_file:
-            write_json_atomic(args.info_file, info)
-        print(json.dumps(info, indent=2), flush=True)
-        print(
-            f"emulator ready at {emu.url}; clients need SSL_CERT_FILE={info['ssl_cert_file']}",
-            file=sys.stderr,
-            flush=True,
-        )
-        stop.wait(args.duration_seconds if args.duration_seconds > 0 else None)
-    finally:
-        emu.stop()
-    return 0
-
-
+@friendly
 def _query(args: argparse.Namespace) -> int:
     if running_server(args.data_dir):
         out = ControlClient(args.data_dir).call("POST", "query", {"sql": args.sql})
@@ -287,6 +102,7 @@ def _query(args: argparse.Namespace) -> int:
     return 0
 
 
+@friendly
 def _stats(args: argparse.Namespace) -> int:
     if not running_server(args.data_dir):
         print(json.dumps(stats_offline(args.data_dir), indent=2))
@@ -295,6 +111,7 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+@friendly
 def _faults(args: argparse.Namespace) -> int:
     client = ControlClient(args.data_dir)
     if args.fault_command == "add":
@@ -311,12 +128,8 @@ def _faults(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the subcommand ``args`` was parsed for; errors become a message and exit 1."""
-    try:
-        return int(args.func(args))
-    except (ControlError, StoreError, ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    """Run the subcommand ``args`` was parsed for (its errors are already one line)."""
+    return int(args.func(args))
 
 
 def main(argv: list[str] | None = None) -> int:
