@@ -1,0 +1,271 @@
+"""elastic-channels plan: fleet sizing from measured figures, its inputs and its CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from elastic_channels.fleet import plan as planmod
+from elastic_channels.fleet.nodes import NODES, REFERENCE, node_type, reference_at
+from elastic_channels.fleet.plan import DEFAULT_FIGURES, Figures, make_plan, parse_figures
+
+M8 = NODES["m7g.8xlarge"]
+GOOD = {"per_channel_mbps": 200, "per_vcpu_mbps": 600, "cpu_s_per_gb": 1.5,
+        "rss_mib_per_pod": 90}  # fmt: skip
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser()
+    planmod.configure_parser(parser)
+    args = parser.parse_args(argv)
+    code = args.func(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- the reference reproduces itself -------------------------------------------------
+
+
+def test_reference_figures_give_the_reference_fleet() -> None:
+    # 92 MB/s per 1-vCPU pod, one channel, on m7g.8xlarge: 455 pods on 15 nodes.
+    p = make_plan(41.8, M8, DEFAULT_FIGURES, pod_mbps=92, channels=1)
+    assert (p["pods"], p["nodes"], p["pods_per_node"]) == (455, 15, 31)
+    assert p["channels_per_pod"] == 1
+    assert p["vcpu_pods"] == 455 and p["vcpu_nodes"] == 15 * 32
+    assert p["pod_mbps"] == pytest.approx(41_800 / 455)
+    ref = p["reference"]
+    assert (ref["pods"], ref["nodes"]) == (REFERENCE["pods"], REFERENCE["nodes"]) == (455, 15)
+
+
+def test_reference_scales_with_the_target() -> None:
+    assert (reference_at(9.2)["pods"], reference_at(9.2)["nodes"]) == (100, 4)
+    # 8.188 GB/s is exactly 89 x 92 MB/s (89.00000000000001 in floating point): not 90.
+    assert reference_at(8.188)["pods"] == 89
+    assert reference_at(0.001)["pods"] == 1 and reference_at(0.001)["nodes"] == 1
+
+
+# --- the sizing math ----------------------------------------------------------------
+
+
+def test_default_figures_plan() -> None:
+    p = make_plan(41.8, M8)
+    # 370 MB/s per vCPU x 0.8 CPU target = 296 MB/s per pod, over 150 MB/s channels.
+    assert p["pod_capacity_mbps"] == pytest.approx(296)
+    assert p["pods"] == math.ceil(41_800 / 296) == 142
+    assert p["channels_per_pod"] == 2
+    assert p["nodes"] == math.ceil(142 / 31) == 5
+    inflight = 41_800 / 142 * 1e6 * 0.6 * 1.5
+    assert p["pod_inflight_bytes"] == math.ceil(inflight)
+    assert p["pod_memory_mib"] == 384  # 85 + 253 MiB, rounded up to 64 MiB
+    assert p["worker_max_inflight_bytes"] == 265_000_000
+    assert p["cpu_used"] == pytest.approx(41.8 * 2.7)
+
+
+def test_channels_limit_the_pod_rate() -> None:
+    p = make_plan(41.8, M8, Figures(100, 1000, 1.0, 80), channels=3, cpu_target=1)
+    assert p["pod_capacity_mbps"] == 300 and p["channels_per_pod"] == 3
+    assert p["pods"] == math.ceil(41_800 / 300)
+
+
+def test_small_target_needs_fewer_channels_than_capacity() -> None:
+    p = make_plan(0.1, M8)  # one pod carrying 100 MB/s: one 150 MB/s channel is enough
+    assert (p["pods"], p["nodes"], p["channels_per_pod"]) == (1, 1, 1)
+    assert p["pod_mbps"] == pytest.approx(100)
+
+
+def test_ack_latency_and_safety_drive_memory() -> None:
+    low = make_plan(10, M8, pod_mbps=200, ack_latency_s=0.1, safety=1)
+    high = make_plan(10, M8, pod_mbps=200, ack_latency_s=2.0, safety=2)
+    assert low["pod_inflight_bytes"] == math.ceil(200e6 * 0.1)
+    assert high["pod_inflight_bytes"] == math.ceil(200e6 * 2.0 * 2)
+    assert low["pod_memory_mib"] == 128  # 85 + 19 MiB
+    assert high["pod_memory_mib"] == 896  # 85 + 763 MiB
+    assert low["pods"] == high["pods"] == 50
+
+
+def test_memory_can_limit_pods_per_node() -> None:
+    # c7g.4xlarge: 15 vCPU and 29 GiB for pods; 2 GB in flight per pod -> memory bound.
+    p = make_plan(10, node_type("c7g.4xlarge"), pod_mbps=250, ack_latency_s=8, safety=1)
+    assert p["pod_memory_mib"] == 2048  # 85 + 1907 MiB, rounded up to 64 MiB
+    assert p["pods_per_node"] == 14  # 29 * 1024 // 2048, fewer than the 15 vCPU allow
+    assert (p["pods"], p["nodes"]) == (40, 3)
+
+
+def test_bigger_pods_and_nodes() -> None:
+    p = make_plan(41.8, node_type("m7g.16xlarge"), pod_vcpu=2)
+    assert p["pods_per_node"] == 31  # (64 - 2) / 2
+    assert p["pod_capacity_mbps"] == pytest.approx(592)
+    assert p["channels_per_pod"] == 4
+    assert p["vcpu_pods"] == 2 * p["pods"]
+
+
+@given(
+    target=st.floats(0.001, 200),
+    latency=st.floats(0.01, 3),
+    per_channel=st.floats(10, 500),
+    per_vcpu=st.floats(10, 2000),
+    node=st.sampled_from(sorted(NODES)),
+)
+def test_plan_invariants(
+    target: float, latency: float, per_channel: float, per_vcpu: float, node: str
+) -> None:
+    f = Figures(per_channel, per_vcpu, 2.0, 80)
+    p = make_plan(target, node_type(node), f, ack_latency_s=latency)
+    cap = p["pod_capacity_mbps"]
+    assert p["pods"] * cap >= target * 1000 * (1 - 1e-9)  # enough pods
+    assert p["pods"] == 1 or (p["pods"] - 1) * cap < target * 1000  # and no more
+    assert p["pod_mbps"] <= cap * (1 + 1e-9)
+    assert p["channels_per_pod"] * per_channel >= p["pod_mbps"] * (1 - 1e-9)
+    assert (p["channels_per_pod"] - 1) * per_channel < p["pod_mbps"]
+    assert p["nodes"] * p["pods_per_node"] >= p["pods"] > (p["nodes"] - 1) * p["pods_per_node"]
+    n = NODES[node]
+    assert p["pods_per_node"] * p["pod_vcpu"] <= n.vcpu - n.reserved_vcpu
+    assert p["pods_per_node"] * p["pod_memory_mib"] <= (n.memory_gib - n.reserved_gib) * 1024
+    assert p["pod_memory_mib"] % 64 == 0
+    assert p["pod_memory_mib"] >= 80 + p["pod_inflight_bytes"] / 2**20
+
+
+# --- bad input ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"target_gbps": 0}, "--target-gbps must be a finite number > 0, got 0"),
+        ({"target_gbps": -3}, "--target-gbps must be a finite number > 0, got -3"),
+        ({"target_gbps": math.inf}, "--target-gbps must be a finite number > 0, got inf"),
+        ({"ack_latency_s": 0}, "--ack-latency-s must be"),
+        ({"pod_vcpu": -1}, "--pod-vcpu must be"),
+        ({"cpu_target": 1.5}, "--cpu-target must be a finite number in (0, 1]"),
+        ({"safety": 0.5}, "--safety must be a finite number >= 1"),
+        ({"channels": 0}, "--channels must be"),
+        ({"pod_mbps": 0}, "--pod-mbps must be"),
+        ({"pod_mbps": 400}, "--pod-mbps 400 is more than 1 vCPU can push"),
+        ({"pod_mbps": 200, "channels": 1}, "give --channels 2"),
+        ({"pod_vcpu": 32}, "does not fit on m7g.8xlarge"),
+        ({"pod_mbps": 100, "ack_latency_s": 1000}, "does not fit on m7g.8xlarge"),
+    ],
+)
+def test_bad_inputs_are_named(kwargs: dict, message: str) -> None:
+    args = {"target_gbps": 41.8, **kwargs}
+    with pytest.raises(ValueError) as e:
+        make_plan(args.pop("target_gbps"), M8, **args)
+    assert message in str(e.value)
+
+
+def test_unknown_node_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError) as e:
+        node_type("m5.large")
+    assert "'m5.large'" in str(e.value)
+    assert all(name in str(e.value) for name in NODES)
+
+
+# --- the figures file -----------------------------------------------------------------
+
+
+def test_figures_parse_top_level_and_under_figures_key() -> None:
+    f = parse_figures({**GOOD, "source": "bench run 7"}, "f.json")
+    assert (f.per_channel_mbps, f.per_vcpu_mbps, f.cpu_s_per_gb, f.rss_mib_per_pod) == (
+        200,
+        600,
+        1.5,
+        90,
+    )
+    assert f.source == "bench run 7" and f.inflight_factor == 1.0
+    nested = parse_figures({"runs": [1, 2], "figures": GOOD}, "result.json")
+    assert nested.per_vcpu_mbps == 600 and "result.json" in nested.source
+
+
+def test_figures_inflight_gives_the_factor() -> None:
+    inflight = {"mb_per_s": 200, "ack_latency_s": 0.5, "bytes": 150_000_000}
+    f = parse_figures({**GOOD, "inflight": inflight}, "f.json")
+    assert f.inflight_factor == pytest.approx(1.5)
+    p = make_plan(10, M8, f, pod_mbps=100, safety=1, ack_latency_s=0.6)
+    assert p["pod_inflight_bytes"] == math.ceil(100e6 * 0.6 * 1.5)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([1, 2], "f.json: expected a JSON object"),
+        ({"figures": "x"}, "f.json ['figures']: expected a JSON object"),
+        ({k: v for k, v in GOOD.items() if k != "cpu_s_per_gb"}, "missing cpu_s_per_gb"),
+        ({**GOOD, "per_vcpu": 3}, "unknown key(s) per_vcpu"),
+        ({**GOOD, "per_channel_mbps": 0}, "'per_channel_mbps' must be a positive number"),
+        ({**GOOD, "rss_mib_per_pod": "85"}, "'rss_mib_per_pod' must be a positive number"),
+        ({**GOOD, "cpu_s_per_gb": True}, "'cpu_s_per_gb' must be a positive number"),
+        ({**GOOD, "per_vcpu_mbps": math.inf}, "'per_vcpu_mbps' must be a positive number"),
+        ({**GOOD, "source": 3}, "'source' must be text"),
+        ({**GOOD, "inflight": {"bytes": 5}}, "'inflight' must be an object with exactly"),
+        ({**GOOD, "inflight": {"mb_per_s": 1, "ack_latency_s": -1, "bytes": 5}},
+         "f.json ['inflight']: 'ack_latency_s' must be a positive number"),
+    ],
+)  # fmt: skip
+def test_figures_errors_are_named(data: object, message: str) -> None:
+    with pytest.raises(ValueError) as e:
+        parse_figures(data, "f.json")
+    assert message in str(e.value)
+
+
+# --- the command ----------------------------------------------------------------------
+
+
+def test_cli_prints_the_plan_next_to_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["--target-gbps", "41.8"], capsys)
+    assert code == 0 and err == ""
+    assert "plan for 41.8 GB/s on m7g.8xlarge" in out
+    assert "5 x m7g.8xlarge" in out and "15 x m7g.8xlarge (measured 15)" in out
+    assert "455 (measured 455)" in out
+    assert "--workers 142 --target-bps 294.4e6 --channels 2" in out
+    assert "figures: defaults from docs/PERFORMANCE.md" in out
+
+
+def test_cli_json_with_a_figures_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"figures": {**GOOD, "source": "drop sink, 4 channels"}}))
+    argv = ["--target-gbps", "41.8", "--figures", str(path), "--node", "c7g.8xlarge", "--json"]
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    p = json.loads(out)
+    assert p["figures"]["source"] == "drop sink, 4 channels"
+    assert p["pod_capacity_mbps"] == pytest.approx(480)  # 600 x 0.8
+    assert p["pods"] == math.ceil(41_800 / 480) and p["channels_per_pod"] == 3
+    assert p["node"]["name"] == "c7g.8xlarge"
+    assert p["reference"]["pods"] == 455
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--target-gbps", "0"], "--target-gbps must be a finite number > 0"),
+        (["--target-gbps", "1", "--node", "t4g.nano"], "known: m7g.2xlarge"),
+        (["--target-gbps", "1", "--figures", "/nonexistent/f.json"], "cannot read it"),
+    ],
+)
+def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("elastic-channels plan: error: ") and message in err
+
+
+def test_cli_figures_not_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "f.json"
+    path.write_text("{not json")
+    code, _, err = run(["--target-gbps", "1", "--figures", str(path)], capsys)
+    assert code == 2 and f"--figures {path}: not JSON" in err
+
+
+def test_main_help_names_the_defaults_source(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        planmod.main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "docs/PERFORMANCE.md" in out and "--figures" in out and "c7g.16xlarge" in out
+    assert planmod.main(["--target-gbps", "4.6", "--pod-mbps", "92", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pods"] == 50
