@@ -21,6 +21,7 @@ EPILOG = (
     "  elastic-channels run --workers 2 --target-bps 20e6 --duration-seconds 30\n"
     "  elastic-channels bench --workers 1 --target-bps 100e6 --duration-seconds 10\n"
     "  elastic-channels setup --database DEMO --schema PUBLIC --print\n"
+    "  elastic-channels plan --target-gbps 41.8\n"
     "  elastic-channels emulator query --data-dir .elastic-channels/emulator "
     '"SELECT count(*) FROM RESORT_SALES"'
 )
@@ -37,6 +38,8 @@ COMMANDS = (
      "the local Snowpipe Streaming emulator: serve, query, stats, faults"),
     ("setup", "elastic_channels.snowflake.cli",
      "create RESORT_SALES, its pipe and the metrics table on an account (or --print the SQL)"),
+    ("plan", "elastic_channels.fleet.plan",
+     "size a fleet (pods, channels, nodes, vCPU, memory) for a target GB/s from measured figures"),
     ("monitor", "elastic_channels.monitor.cli",
      "write a run's worker windows to ELASTIC_K8S_METRICS while it goes on"),
     ("dashboard", "elastic_channels.dashboard.cli",

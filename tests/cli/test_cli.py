@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-JOBS = ["run", "worker", "bench", "emulator", "setup", "monitor", "dashboard"]
+JOBS = ["run", "worker", "bench", "emulator", "setup", "plan", "monitor", "dashboard"]
 
 
 def cli(*args: str, cwd: Path | None = None, env: dict | None = None):
