@@ -110,7 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "worker":  # the worker parses its own flags (and environment)
         args.worker_argv = argv[argv.index("worker") + 1 :]
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:  # e.g. `elastic-channels plan ... | head`: not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
