@@ -16,6 +16,7 @@
 #   --account A, --user U, --role R, --database DB, --schema S
 #                           [SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_ROLE,
 #                           SNOWFLAKE_DATABASE, SNOWFLAKE_SCHEMA; PUBLIC]
+#   --warehouse W           for the monitor's SQL [SNOWFLAKE_WAREHOUSE; the user's default]
 #   --secret NAME           Secret holding the private key [K8S_SECRET; snowflake-key]
 #   --delete                remove this run's monitor (the Deployment and its ConfigMap)
 #   --dry-run               print the manifests kubectl would get; touch no cluster.
@@ -40,6 +41,7 @@ SNOWFLAKE_USER=${SNOWFLAKE_USER:-}
 SNOWFLAKE_ROLE=${SNOWFLAKE_ROLE:-}
 SNOWFLAKE_DATABASE=${SNOWFLAKE_DATABASE:-}
 SNOWFLAKE_SCHEMA=${SNOWFLAKE_SCHEMA:-PUBLIC}
+SNOWFLAKE_WAREHOUSE=${SNOWFLAKE_WAREHOUSE:-}
 SECRET_NAME=${K8S_SECRET:-snowflake-key}
 # shellcheck disable=SC2034  # read by render through ${!name}
 SECRET_KEY=rsa_key.p8
@@ -50,7 +52,8 @@ while [ $# -gt 0 ]; do
     case "$opt" in
         --dry-run) DRY_RUN=1 ;;
         --delete) DELETE=1 ;;
-        --image | --namespace | --account | --user | --role | --database | --schema | --secret)
+        --image | --namespace | --account | --user | --role | --database | --schema | \
+            --warehouse | --secret)
             take_value "$@"
             case "$opt" in
                 --image) IMAGE=$2 ;;
@@ -60,6 +63,7 @@ while [ $# -gt 0 ]; do
                 --role) SNOWFLAKE_ROLE=$2 ;;
                 --database) SNOWFLAKE_DATABASE=$2 ;;
                 --schema) SNOWFLAKE_SCHEMA=$2 ;;
+                --warehouse) SNOWFLAKE_WAREHOUSE=$2 ;;
                 --secret) SECRET_NAME=$2 ;;
             esac
             shift
@@ -89,10 +93,18 @@ require IMAGE "--image, IMAGE, or REGISTRY: where deploy/build_and_push.sh pushe
 is_placeholder "$IMAGE" || [[ $IMAGE =~ ^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$ ]] ||
     die "--image '$IMAGE' is not an image reference"
 check_snowflake_settings
+if [ -n "$SNOWFLAKE_WAREHOUSE" ]; then
+    [[ $SNOWFLAKE_WAREHOUSE =~ ^[A-Za-z_][A-Za-z0-9_$]*$ ]] ||
+        die "--warehouse '$SNOWFLAKE_WAREHOUSE' is not a plain Snowflake identifier"
+    SNOWFLAKE_WAREHOUSE_LINE="  SNOWFLAKE_WAREHOUSE: \"$SNOWFLAKE_WAREHOUSE\""
+else
+    # shellcheck disable=SC2034  # read by render through ${!name}
+    SNOWFLAKE_WAREHOUSE_LINE="  # SNOWFLAKE_WAREHOUSE not set: the user's default warehouse"
+fi
 check_required
 
 NAMES=(RUN_ID MONITOR_NAME NAMESPACE IMAGE SECRET_NAME SECRET_KEY SNOWFLAKE_ACCOUNT
-    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA)
+    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_WAREHOUSE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA)
 manifests() {
     render "$TEMPLATES/rbac.yaml" "${NAMES[@]}"
     echo "---"

@@ -67,7 +67,7 @@ def test_role_may_only_read_pods_and_their_logs(deploy) -> None:
 
 
 def test_the_monitor_command_and_its_settings(deploy) -> None:
-    objs = _render(deploy, "--role", "MON_ROLE")
+    objs = _render(deploy, "--role", "MON_ROLE", "--warehouse", "MON_WH")
     dep = objs["Deployment"]
     assert dep["spec"]["replicas"] == 1
     assert dep["spec"]["strategy"] == {"type": "Recreate"}
@@ -80,6 +80,7 @@ def test_the_monitor_command_and_its_settings(deploy) -> None:
         "SNOWFLAKE_ACCOUNT": "ORG-ACCT",
         "SNOWFLAKE_USER": "INGEST",
         "SNOWFLAKE_ROLE": "MON_ROLE",
+        "SNOWFLAKE_WAREHOUSE": "MON_WH",
         "SNOWFLAKE_DATABASE": "DEMO",
         "SNOWFLAKE_SCHEMA": "PUBLIC",
     }
@@ -93,6 +94,13 @@ def test_the_monitor_command_and_its_settings(deploy) -> None:
     assert "tolerations" not in pod
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert c["resources"]["limits"]["memory"] == "512Mi"
+
+
+def test_optional_settings_are_left_out_when_empty(deploy) -> None:
+    data = _render(deploy)["ConfigMap"]["data"]
+    assert "SNOWFLAKE_ROLE" not in data and "SNOWFLAKE_WAREHOUSE" not in data
+    data = _render(deploy, SNOWFLAKE_WAREHOUSE="ENV_WH")["ConfigMap"]["data"]
+    assert data["SNOWFLAKE_WAREHOUSE"] == "ENV_WH"
 
 
 def test_selector_matches_the_pod_template(deploy) -> None:
@@ -130,6 +138,7 @@ def test_placeholders_also_validate(deploy) -> None:
         (["r", "--namespace", "Bad_NS"], "--namespace 'Bad_NS'"),
         (["r", "--image", "has space"], "--image"),
         (["r", "--database", "a-b"], "--database 'a-b'"),
+        (["r", "--warehouse", "w h"], "--warehouse 'w h'"),
         (["r", "s"], "unexpected argument 's'"),
     ],
 )
