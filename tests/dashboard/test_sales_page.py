@@ -151,3 +151,24 @@ def test_missing_data_dir_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     at = render(monkeypatch, tmp_path / "nothing-here")
     assert not at.error
     assert any("No sales table yet" in i.value for i in at.info)
+
+
+def test_latest_follows_a_new_run(monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun) -> None:
+    """With the page open on '(latest run)', a run started later becomes what it shows."""
+    import streamlit as st
+    from dashboard_support import run_into
+
+    at = render(monkeypatch, landed_copy.data_dir)
+    assert metric(at, "Sales") == f"{landed_copy.rows_landed:,}"
+    second = run_into(landed_copy.data_dir, seconds=2)
+    assert second.run_id != landed_copy.run_id
+    st.cache_data.clear()
+    at.run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="sales_run").value == LATEST
+    assert at.selectbox(key="sales_run").format_func(LATEST) == f"latest: {second.run_id}"
+    (sales,) = sql(
+        landed_copy.data_dir, f"SELECT count(*) FROM RESORT_SALES WHERE RUN_ID = '{second.run_id}'"
+    )[0]
+    assert sales == second.rows_landed
+    assert metric(at, "Sales") == f"{sales:,}"
