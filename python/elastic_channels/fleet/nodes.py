@@ -77,7 +77,7 @@ def node_type(name: str) -> NodeType:
 
 #: The reference benchmark's fleet (October 2026, ../shared/CONTEXT.md): 455 one-channel
 #: pods at ~92 MB/s each, 41.8 GB/s in all, ack latency ~0.6 s.
-REFERENCE = {"pods": 455, "nodes": 15, "node": "m7g.8xlarge", "pod_vcpu": 1.0,
+REFERENCE: dict[str, Any] = {"pods": 455, "nodes": 15, "node": "m7g.8xlarge", "pod_vcpu": 1.0,
              "pod_memory_mib": 1024, "pod_mbps": 92.0, "total_gbps": 41.8,
              "channels_per_pod": 1, "ack_latency_s": 0.6}  # fmt: skip
 

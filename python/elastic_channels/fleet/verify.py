@@ -37,7 +37,10 @@ def verify_landed(
         f"WHERE RUN_ID = '{rid}' GROUP BY WORKER_ID"
     )
     landed = {int(w): (int(n), int(d), None if m is None else int(m)) for w, n, d, m in rows}
-    expected = {s["worker_id"]: s.get("next_seq", 0) - s.get("first_seq", 0) for s in summaries}
+    expected = {
+        s["worker_id"]: s.get("rows_generated", s.get("next_seq", 0) - s.get("first_seq", 0))
+        for s in summaries
+    }
     total_rows = sum(n for n, _, _ in landed.values())
     distinct = sum(d for _, d, _ in landed.values())
     lost = sum(max(0, exp - landed.get(w, (0, 0, None))[1]) for w, exp in expected.items())

@@ -22,7 +22,7 @@ SessionFactory = Callable[[WorkerConfig, int, "str | None"], Any]
 
 def open_sdk_session(cfg: WorkerConfig, epoch: int, append_mode: str | None) -> Session:
     return Session(
-        f"{cfg.run_id}-w{cfg.worker_id}-c{epoch}",
+        f"{cfg.run_id}-w{cfg.worker_id}-ch{cfg.channel_index}-c{epoch}",
         cfg.database,
         cfg.schema,
         cfg.pipe,

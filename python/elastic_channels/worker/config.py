@@ -52,6 +52,11 @@ class WorkerConfig:
     encoder: str | None = None
     append_mode: str | None = None
     ssl_cert_file: str | None = None
+    #: Elastic channels this worker drives (``--channels``); a channel's own config
+    #: has its share of the rate and its first sequence number.
+    channels: int = 1
+    channel_index: int = 0
+    first_seq: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -205,6 +210,7 @@ def load_config(
         encoder=get("encoder"),
         append_mode=get("append_mode"),
         ssl_cert_file=target.get("ssl_cert_file"),
+        channels=get("channels"),
     )
     _validate(cfg)
     if not cfg.is_loopback:
@@ -235,6 +241,7 @@ def _validate(cfg: WorkerConfig) -> None:
             f"({cfg.batch_bytes})",
         ),
         (cfg.worker_id >= 0, f"--worker-id (WORKER_ID) must be >= 0, got {cfg.worker_id}"),
+        (1 <= cfg.channels <= 64, f"--channels (CHANNELS) must be 1..64, got {cfg.channels}"),
         (bool(cfg.database), "no database: give --database or SNOWFLAKE_DATABASE"),
         (bool(cfg.schema), "no schema: give --schema or SNOWFLAKE_SCHEMA"),
         (cfg.retry_backoff_s > 0, "--retry-backoff-seconds must be > 0"),

@@ -10,6 +10,7 @@ import sys
 
 from ..sdk.session import prepare_sdk_environment
 from .config import ConfigError, load_config
+from .multi import MultiChannelWorker
 from .worker import Worker
 
 
@@ -25,7 +26,9 @@ def main(argv: list[str] | None = None, prog: str = "elastic-channels worker") -
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     prepare_sdk_environment(cfg.ssl_cert_file)
-    worker = Worker(cfg)
+    worker: Worker | MultiChannelWorker = (
+        MultiChannelWorker(cfg) if cfg.channels > 1 else Worker(cfg)
+    )
     signal.signal(signal.SIGTERM, worker.request_stop)
     signal.signal(signal.SIGINT, worker.request_stop)
     summary = worker.run()

@@ -56,6 +56,9 @@ SETTINGS: tuple[Setting, ...] = (
       "DURATION_SECONDS"),
     S("batch_bytes", "--batch-bytes", "approximate bytes per append", int, 1_000_000,
       "BATCH_BYTES"),
+    S("channels", "--channels", "elastic channels (one SDK client each) this worker "
+      "drives, on threads of its one process; the rate and the in-flight bytes are split "
+      "evenly", int, 1, "CHANNELS"),
     S("encoder", "--encoder", "force a row encoder (default: native when built and "
       "ELASTIC_FAST_JSON_ENCODE is not off, else python)", choices=("native", "python")),
     S("append_mode", "--append-mode", "ffi: preserialized bytes to the SDK core; raw: "

@@ -25,7 +25,7 @@ class BatchSource:
             self.append_mode = None  # ffi when the SDK allows, else raw
         if self.append_mode == "rows":  # row objects need the Python generator
             self.encoder = "python"
-        self.gen = self._generator(0)
+        self.gen = self._generator(cfg.first_seq)
         self.first_seq = self.gen.seq
         #: CPU this thread spent making rows (first sends and replays).
         self.cpu_s = 0.0

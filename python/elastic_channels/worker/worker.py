@@ -198,6 +198,7 @@ class Worker:
             append_mode=self.channel.mode_used or self.source.append_mode,
             first_seq=self.source.first_seq,
             next_seq=self.source.next_seq,
+            rows_generated=self.source.next_seq - self.source.first_seq,
             gen_cpu_s=round(self.source.cpu_s, 3),
             loop_cpu_s=round(self.loop_cpu_s, 3),
             sdk_append_cpu_s=round(sdk, 3),

@@ -1,0 +1,180 @@
+"""More than one elastic channel in one worker process (``--channels N``).
+
+Each channel is a ``Worker`` of its own (its own SDK client, ledger, acks, pacing at
+1/N of the worker's rate, and 1/N of its in-flight bytes), running on its own
+thread. Channel ``c`` numbers its rows from ``c * CHANNEL_SEQ_STRIDE``, so every
+TXID (``{run_id}-{worker_id}-{seq}``) stays unique and a batch is resent on its own
+channel only. The channels' lines are merged into the worker's: one window line per
+wall-clock window (counts summed, latency histograms merged) and one summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import threading
+from typing import Any, TextIO
+
+from ..fleet.report import aggregate_window
+from ..measures import MB
+from ..monitor import histogram
+from .config import WorkerConfig
+from .worker import Worker
+
+#: Channel c's first sequence number is c * CHANNEL_SEQ_STRIDE (2**48 rows apart).
+CHANNEL_SEQ_STRIDE = 2**48
+#: Summary fields that add up across channels (the rest are the process's, or derived).
+SUMMED = (
+    "rows_sent", "rows_acked", "bytes_sent", "bytes_acked", "resent_batches", "resent_rows",
+    "channel_reopens", "sdk_retries", "errors", "unacked_rows", "gen_cpu_s", "loop_cpu_s",
+    "sdk_append_cpu_s", "own_cpu_s", "append_own_cpu_s", "rows_generated",
+)  # fmt: skip
+
+
+def channel_config(cfg: WorkerConfig, channel: int) -> WorkerConfig:
+    """The config of channel ``channel`` of ``cfg.channels``."""
+    n = cfg.channels
+    return dataclasses.replace(
+        cfg,
+        target_bps=cfg.target_bps / n,
+        max_inflight_bytes=max(cfg.batch_bytes, cfg.max_inflight_bytes // n),
+        first_seq=channel * CHANNEL_SEQ_STRIDE,
+        channel_index=channel,
+    )
+
+
+class LineMerger:
+    """Collects the channels' JSON lines and writes the worker's."""
+
+    def __init__(self, n: int, out: TextIO) -> None:
+        self.n = n
+        self.out = out
+        self._lock = threading.Lock()
+        self._windows: dict[float, dict[int, dict[str, Any]]] = {}
+        self._done: set[int] = set()
+        self.summaries: dict[int, dict[str, Any]] = {}
+
+    def take(self, channel: int, record: dict[str, Any]) -> None:
+        with self._lock:
+            if record.get("type") == "window":
+                self._windows.setdefault(float(record["window_start"]), {})[channel] = record
+            elif record.get("type") == "summary":
+                self.summaries[channel] = record
+                self._done.add(channel)
+            self._emit_ready()
+
+    def _emit_ready(self) -> None:
+        for start in sorted(self._windows):
+            got = self._windows[start]
+            if len(got) + len(self._done - set(got)) < self.n:
+                break
+            self._write(merge_windows(list(got.values()), self.n))
+            del self._windows[start]
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self.out.write(json.dumps(record) + "\n")
+        self.out.flush()
+
+
+class _ChannelOut:
+    """The text stream a channel's ``Worker`` writes its lines to."""
+
+    def __init__(self, merger: LineMerger, channel: int) -> None:
+        self._merger = merger
+        self._channel = channel
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                self._merger.take(self._channel, json.loads(line))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def merge_windows(records: list[dict[str, Any]], channels: int) -> dict[str, Any]:
+    """One worker window line from its channels' lines of the same window."""
+    merged = aggregate_window(records)
+    for key in ("workers", "worker_ids"):
+        merged.pop(key, None)
+    first = records[0]
+    return {
+        "type": "window",
+        "run_id": first.get("run_id"),
+        "worker_id": first.get("worker_id"),
+        **merged,
+        "channels": channels,
+        # CPU and RSS are the process's, measured alike by every channel.
+        "cpu_pct": max(float(r.get("cpu_pct") or 0) for r in records),
+        "rss_mib": max(float(r.get("rss_mib") or 0) for r in records),
+    }
+
+
+def merge_summaries(parts: list[dict[str, Any]], cfg: WorkerConfig) -> dict[str, Any]:
+    """The worker's summary from its channels' summaries."""
+    out = dict(parts[0])
+    for key in SUMMED:
+        if any(key in p for p in parts):
+            out[key] = round(sum(p.get(key) or 0 for p in parts), 3)
+    out["seconds"] = max(p["seconds"] for p in parts)
+    out["mb_per_s"] = round(out["bytes_sent"] / max(out["seconds"], 1e-9) / MB, 3)
+    out["rows_per_s"] = round(out["rows_sent"] / max(out["seconds"], 1e-9), 1)
+    acks = histogram.merge(p["ack_hist_us"] for p in parts if p.get("ack_hist_us"))
+    for q, name in ((50, "ack_p50_ms"), (95, "ack_p95_ms"), (99, "ack_p99_ms")):
+        out[name] = histogram.percentile_ms(acks, q)
+    out["ack_max_ms"] = histogram.percentile_ms(acks, 100)
+    out["ack_hist_us"] = histogram.encode(acks)
+    for key in ("cpu_s", "peak_rss_mib", "drain_seconds"):  # the process's, or the longest
+        out[key] = max(p.get(key) or 0 for p in parts)
+    gb = out["bytes_sent"] / 1e9
+    out["cpu_s_per_gb"] = round(out["cpu_s"] / gb, 3) if gb else None
+    out["channels"] = len(parts)
+    out["channel_seqs"] = [[p["first_seq"], p["next_seq"]] for p in parts]
+    errors = [p["error"] for p in parts if "error" in p]
+    if errors:
+        out["error"] = "; ".join(errors)
+    else:
+        out.pop("error", None)
+    due = cfg.target_bps * out["seconds"]
+    short = max(0.0, due - out["bytes_sent"])
+    out["target_bps"] = cfg.target_bps
+    out["under_target"] = short > max(2 * cfg.batch_bytes, 0.02 * due)
+    out["short_mb"] = round(short / 1e6, 3) if out["under_target"] else 0.0
+    return out
+
+
+class MultiChannelWorker:
+    """``cfg.channels`` channels, each a ``Worker`` on its own thread."""
+
+    def __init__(self, cfg: WorkerConfig, *, out: TextIO = sys.stdout, **kwargs: Any) -> None:
+        self.cfg = cfg
+        self.merger = LineMerger(cfg.channels, out)
+        self.workers = [
+            Worker(channel_config(cfg, c), out=_ChannelOut(self.merger, c), **kwargs)  # type: ignore[arg-type]
+            for c in range(cfg.channels)
+        ]
+
+    @property
+    def stuck_connect(self) -> bool:
+        return any(w.stuck_connect for w in self.workers)
+
+    def request_stop(self, signum: int | None = None, frame: object = None) -> None:
+        for w in self.workers:
+            w.request_stop(signum if w is self.workers[0] else None, frame)
+
+    def run(self) -> dict[str, Any]:
+        threads = [
+            threading.Thread(target=w.run, name=f"channel-{c}", daemon=True)
+            for c, w in enumerate(self.workers)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():  # joined in slices, so this thread still takes signals
+                t.join(0.2)
+        parts = [self.merger.summaries[c] for c in sorted(self.merger.summaries)]
+        summary = merge_summaries(parts, self.cfg)
+        self.merger._write(summary)
+        return summary
