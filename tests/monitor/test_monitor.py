@@ -218,3 +218,17 @@ def test_rows_that_became_visible_late_are_counted_at_the_final_flush():
     by_start = {f["window_start"]: f["visible_rows"] for f in fleet_windows(sink, RUN)}
     assert by_start[first] == 50
     assert sum(by_start.values()) == 50
+
+
+def test_a_worker_that_never_connected_is_not_waited_for():
+    """Its summary comes without any window: windows stop expecting it at once."""
+    sink = make_sink(duckdb_with_landing_table())
+    monitor = Monitor(RUN, sink, grace_s=1000.0, expected_workers=3)
+    a, b = two_workers()
+    monitor.feed({"type": "summary", "run_id": RUN, "worker_id": 2, "error": "connect",
+                  "rows_sent": 0, "rows_acked": 0})  # fmt: skip
+    monitor.feed(a.lines[1])
+    monitor.feed(b.lines[1])
+    monitor.tick(now=a.lines[1]["end"] + 1.0)  # long before the grace period ends
+    (fleet,) = fleet_windows(sink, RUN)
+    assert fleet["workers"] == 2

@@ -10,6 +10,7 @@ known) says how many there should be at least.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,8 +66,8 @@ class WindowBook:
         if w is None:
             w = self.windows[ws] = Window(ws, float(line["window_seconds"]))
         worker = self._workers.get(wid)
-        if worker is None:
-            self._workers[wid] = _Worker(ws, ws)
+        if worker is None or worker.first_window == math.inf:
+            self._workers[wid] = _Worker(ws, ws, finished=worker is not None)
         else:
             worker.first_window = min(worker.first_window, ws)
             worker.last_window = max(worker.last_window, ws)
@@ -80,7 +81,9 @@ class WindowBook:
     def finish(self, worker_id: int) -> None:
         """The worker's summary came: it reports no window after its last."""
         worker = self._workers.get(worker_id)
-        if worker is not None:
+        if worker is None:  # ended without a window (it never connected): expect none
+            self._workers[worker_id] = _Worker(math.inf, -math.inf, finished=True)
+        else:
             worker.finished = True
 
     def expected(self, ws: float) -> set[int]:
