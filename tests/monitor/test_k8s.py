@@ -52,8 +52,9 @@ class StubCore:
     def list_namespaced_pod(self, *_a, **_k):  # only handed to the watch
         raise AssertionError("the stub watch does not call it")
 
-    def read_namespaced_pod_log(self, name, namespace, *, container, follow, _preload_content):
-        assert (namespace, container, follow, _preload_content) == ("ns", "worker", True, False)
+    def read_namespaced_pod_log(self, name, namespace, *, container, follow, **options):
+        assert (namespace, container, follow) == ("ns", "worker", True)
+        assert options["_preload_content"] is False and options["_request_timeout"][1] > 0
         with self.lock:
             n = self.log_calls[name] = self.log_calls.get(name, 0) + 1
             data = self.logs[name]

@@ -99,19 +99,17 @@ def _is_row_timestamp_alter(tree: exp.Expression) -> bool:
     )
 
 
-def _is_namespace_or_pipe(tree: exp.Expression, statement: str) -> bool:
-    """CREATE DATABASE/SCHEMA/PIPE: the emulator has its one database, schema and pipe."""
-    if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() in (
-        "DATABASE",
-        "SCHEMA",
-    ):
-        return True
-    return bool(_CREATE_PIPE.match(statement))
+def _is_namespace(tree: exp.Expression) -> bool:
+    """CREATE DATABASE/SCHEMA: the emulator has its one database and schema."""
+    kind = str(tree.args.get("kind", "")).upper() if isinstance(tree, exp.Create) else ""
+    return kind in ("DATABASE", "SCHEMA")
 
 
 def translate(statement: str) -> tuple[str | None, bool, int]:
     """``(DuckDB SQL or None for a no-op, is_query, bind variables)`` for one Snowflake
     statement."""
+    if _CREATE_PIPE.match(statement):  # not parsed: sqlglot has no CREATE PIPE
+        return None, False, 0
     try:
         trees = [t for t in sqlglot.parse(statement, read="snowflake") if t is not None]
     except sqlglot.errors.ParseError as e:
@@ -125,7 +123,7 @@ def translate(statement: str) -> tuple[str | None, bool, int]:
             "count 1.",
         )  # fmt: skip
     tree: exp.Expression = trees[0]  # type: ignore[assignment]
-    if _is_row_timestamp_alter(tree) or _is_namespace_or_pipe(tree, statement):
+    if _is_row_timestamp_alter(tree) or _is_namespace(tree):
         return None, False, 0
     if isinstance(tree, exp.Command):
         raise _compile_error(f"unsupported statement: {statement.strip()[:80]!r}")

@@ -24,6 +24,9 @@ __all__ = ["PodLogSource", "load_core_api", "run_selector"]
 
 log = logging.getLogger("elastic_channels.monitor")
 TERMINAL = ("Succeeded", "Failed")
+#: A log stream silent this long is taken as dead and reconnected (a worker prints a
+#: line every window, seconds apart).
+READ_TIMEOUT_S = 120
 
 
 def run_selector(run_id: str) -> str:
@@ -141,8 +144,9 @@ class PodLogSource:
 
     def _stream_lines(self, pod: str) -> Any:
         resp = self.core.read_namespaced_pod_log(
-            pod, self.namespace, container=self.container, follow=True, _preload_content=False
-        )
+            pod, self.namespace, container=self.container, follow=True,
+            _preload_content=False, _request_timeout=(10, READ_TIMEOUT_S),
+        )  # fmt: skip
         buf = b""
         try:
             for chunk in resp.stream(64 * 1024) if hasattr(resp, "stream") else [resp]:
