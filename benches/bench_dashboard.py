@@ -8,7 +8,8 @@ generator and loaded with DuckDB's ``read_json`` in batches, sale times spread o
 with Streamlit's AppTest (the whole page script: every query through the same data
 path as the app, offline as after a run, and every chart built), the query cache
 cleared before each render, and reports the median and max over ``--repeat`` renders,
-plus each sales query on its own.
+plus each sales query on its own. The Run page reads a metrics table of
+``--metrics-workers`` x ``--metrics-windows`` worker rows plus the fleet rows.
 
     python benches/bench_dashboard.py --rows 20000000 --data-dir /tmp/bench-dash
 """
@@ -82,6 +83,52 @@ def build(data_dir: Path, rows: int, span_minutes: float) -> float:
     return time.perf_counter() - t0
 
 
+_METRICS_TYPES = (
+    ("NUMBER", "BIGINT"), ("FLOAT", "DOUBLE"), ("VARCHAR", "VARCHAR"),
+    ("TIMESTAMP_TZ", "TIMESTAMPTZ"), ("BOOLEAN", "BOOLEAN"), ("VARIANT", "JSON"),
+)  # fmt: skip
+
+
+def add_metrics(data_dir: Path, workers: int, windows: int) -> None:
+    """ELASTIC_K8S_METRICS (the setup DDL's columns) with ``workers`` x ``windows`` 1 s
+    worker rows and one fleet row per window, as the monitor writes them (made in SQL)."""
+    from elastic_channels.snowflake.ddl import METRICS_COLUMNS
+
+    def duck(sf: str) -> str:
+        return next(d for p, d in _METRICS_TYPES if sf.upper().startswith(p))
+
+    con = duckdb.connect(str(data_dir / "emulator.duckdb"))
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("DROP TABLE IF EXISTS ELASTIC_K8S_METRICS")
+        cols = ", ".join(f'"{n}" {duck(t.split(" DEFAULT ")[0])}' for n, t in METRICS_COLUMNS)
+        con.execute(f"CREATE TABLE ELASTIC_K8S_METRICS ({cols})")
+        t0 = "(now() - INTERVAL 10 MINUTE)"
+        common = (
+            f"'{RUN_ID}' AS RUN_ID, {t0} + to_seconds(i) AS WINDOW_START, "
+            f"{t0} + to_seconds(i + 1) AS WINDOW_END, 1.0 AS WINDOW_SECONDS, "
+            "50.0 + i % 7 AS ACK_LATENCY_P50_MS, 500.0 + i % 50 AS ACK_LATENCY_P99_MS, "
+            "3.0 AS BEHIND_SCHEDULE_P99_MS, 9.0 AS BEHIND_SCHEDULE_MAX_MS, 0 AS RESENT_BATCHES, "
+            "0 AS SDK_RETRIES, 0 AS ERRORS"
+        )
+        con.execute(
+            f"INSERT INTO ELASTIC_K8S_METRICS BY NAME SELECT {common}, w AS WORKER_ID, "
+            "FALSE AS IS_FLEET, 1 AS WORKERS_REPORTING, 92000000 AS BYTES_APPENDED, "
+            "314000 AS ROWS_APPENDED, 92.0 - w % 5 AS MB_PER_SEC, 314000.0 AS ROWS_PER_SEC, "
+            "400.0 AS CPU_MILLICORES, 120.0 AS RSS_MIB "
+            f"FROM range({windows}) r(i), range({workers}) k(w)"
+        )
+        con.execute(
+            f"INSERT INTO ELASTIC_K8S_METRICS BY NAME SELECT {common}, TRUE AS IS_FLEET, "
+            f"{workers} AS WORKERS_REPORTING, {workers} * 92.0 AS MB_PER_SEC, "
+            f"{workers} * 314000.0 AS ROWS_PER_SEC, 900.0 AS INGEST_TO_VISIBLE_P50_MS, "
+            f"2000.0 AS INGEST_TO_VISIBLE_P99_MS FROM range({windows}) r(i)"
+        )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
 def render_times(data_dir: Path, page: str, repeat: int) -> tuple[list[float], list[float]]:
     """Wall and CPU seconds (this process, every thread) of each render: on a shared
     machine the CPU time is what the render costs, the wall time what others leave."""
@@ -130,6 +177,8 @@ def main() -> None:
     p.add_argument("--span-minutes", type=float, default=10.0)
     p.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "bench-dash")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--metrics-workers", type=int, default=455)
+    p.add_argument("--metrics-windows", type=int, default=120)
     p.add_argument(
         "--live",
         action="store_true",
@@ -138,9 +187,11 @@ def main() -> None:
     )
     args = p.parse_args()
     built_s = build(args.data_dir, args.rows, args.span_minutes)
+    add_metrics(args.data_dir, args.metrics_workers, args.metrics_windows)
     result = {
         "rows": args.rows, "data_dir": str(args.data_dir), "build_s": round(built_s, 1),
         "mode": "live" if args.live else "offline",
+        "metrics_rows": args.metrics_workers * args.metrics_windows + args.metrics_windows,
     }  # fmt: skip
     emu = None
     if args.live:
