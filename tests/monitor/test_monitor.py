@@ -232,3 +232,19 @@ def test_a_worker_that_never_connected_is_not_waited_for():
     monitor.tick(now=a.lines[1]["end"] + 1.0)  # long before the grace period ends
     (fleet,) = fleet_windows(sink, RUN)
     assert fleet["workers"] == 2
+
+
+def test_on_fleet_hears_each_window_once_unless_a_line_changes_it():
+    sink = make_sink(duckdb_with_landing_table())
+    heard: list[float] = []
+    monitor = Monitor(RUN, sink, grace_s=0.0, on_fleet=lambda f: heard.append(f["window_start"]))
+    a, b = two_workers()
+    for line in a.lines:
+        monitor.feed(line)
+    monitor.tick(now=EPOCH0 + 1000)
+    assert heard == sorted(x["window_start"] for x in a.lines)
+    monitor.flush(final=True)  # visible read again for all: nothing new to hear
+    assert len(heard) == len(a.lines)
+    monitor.feed(b.lines[0])  # a late line changes one window
+    monitor.tick(now=EPOCH0 + 1000)
+    assert heard[len(a.lines) :] == [b.lines[0]["window_start"]]

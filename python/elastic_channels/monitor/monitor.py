@@ -55,7 +55,8 @@ class Monitor:
         self.visible = visible
         self.book = WindowBook(expected_workers)
         self._clock = clock
-        #: Called with each fleet window written (e.g. to print it as the run goes).
+        #: Called with each fleet window when first written or changed by a line (e.g. to
+        #: print it as the run goes); not again when only ingest-to-visible is re-read.
         self.on_fleet = on_fleet
         self._lock = threading.RLock()
         self._pending: dict[tuple[int, float], dict[str, Any]] = {}
@@ -148,6 +149,7 @@ class Monitor:
     def _write(self, fleet: list[Window], now: float, final: bool = False) -> int:
         if not fleet and not self._pending:
             return 0
+        news = {w.window_start for w in fleet if not w.fleet_written or w.fleet_dirty}
         try:
             if fleet and self.visible:
                 assert self.run_id is not None
@@ -171,9 +173,10 @@ class Monitor:
             self._pending.pop((line["worker_id"], round(float(line["window_start"]), 6)), None)
         for w in fleet:
             w.fleet_written, w.fleet_dirty = True, False
-        if self.on_fleet is not None:
-            for f in fleet_dicts:
-                self.on_fleet(f)
+        if self.on_fleet is not None:  # new and changed windows (not visible re-reads)
+            for w, f in zip(fleet, fleet_dicts, strict=True):
+                if w.window_start in news:
+                    self.on_fleet(f)
         self.rows_written += len(worker_rows) + len(fleet_rows)
         return len(worker_rows) + len(fleet_rows)
 
