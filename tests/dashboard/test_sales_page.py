@@ -172,3 +172,18 @@ def test_latest_follows_a_new_run(monkeypatch: pytest.MonkeyPatch, landed_copy: 
     )[0]
     assert sales == second.rows_landed
     assert metric(at, "Sales") == f"{sales:,}"
+
+
+def test_an_unexpected_result_is_a_message(
+    monkeypatch: pytest.MonkeyPatch, landed: LandedRun
+) -> None:
+    """A result of the wrong shape (here: the resorts query answers something else) is
+    said on the page; the page does not crash into a traceback."""
+    from elastic_channels.dashboard import sales_sql
+
+    monkeypatch.setattr(sales_sql, "resorts", lambda d, scope: "SELECT 1 AS SOMETHING_ELSE")
+    at = render(monkeypatch, landed.data_dir)
+    assert [e.value for e in at.error] == [
+        "Could not draw the sales: KeyError: 'KIND'. The dashboard's log has the details; "
+        "please report it."
+    ]

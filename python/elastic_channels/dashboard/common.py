@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,10 +19,12 @@ __all__ = [
     "load_many",
     "pick_run",
     "show_query_error",
+    "show_unexpected",
     "source",
 ]
 
 PARALLEL_QUERIES = 2
+log = logging.getLogger("elastic_channels.dashboard")
 
 
 @st.cache_resource(show_spinner=False)
@@ -73,6 +76,15 @@ def load_many(
 
 def show_query_error(e: QueryError, what: str) -> None:
     st.error(f"Could not read {what}: {e}")
+
+
+def show_unexpected(e: Exception, what: str) -> None:
+    """A bug or a result of an unexpected shape: said on the page, logged in full."""
+    log.exception("drawing %s failed", what)
+    st.error(
+        f"Could not draw {what}: {type(e).__name__}: {e}. The dashboard's log has the "
+        "details; please report it."
+    )
 
 
 def auto_refresh(settings: Settings, src: DataSource) -> float | None:

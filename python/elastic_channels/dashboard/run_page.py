@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from . import metrics_sql as m
-from .common import auto_refresh, load, pick_run, show_query_error, source
+from .common import auto_refresh, load, pick_run, show_query_error, show_unexpected, source
 from .sales_sql import TABLE as SALES_TABLE
 from .source import DataSource, NoData, QueryError
 
@@ -195,5 +195,7 @@ def main() -> None:
             st.info(f"{NO_METRICS}: {e}")
         except QueryError as e:
             show_query_error(e, "the run's metrics")
+        except Exception as e:  # a page shows what went wrong, never a traceback
+            show_unexpected(e, "the run's metrics")
 
     body()

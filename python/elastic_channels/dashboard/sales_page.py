@@ -7,7 +7,15 @@ import pandas as pd
 import streamlit as st
 
 from . import sales_sql as q
-from .common import auto_refresh, load, load_many, pick_run, show_query_error, source
+from .common import (
+    auto_refresh,
+    load,
+    load_many,
+    pick_run,
+    show_query_error,
+    show_unexpected,
+    source,
+)
 from .source import DataSource, NoData, QueryError
 
 __all__ = ["ALL_RUNS", "main"]
@@ -156,5 +164,7 @@ def main() -> None:
             _body(src)
         except QueryError as e:
             show_query_error(e, "the sales")
+        except Exception as e:  # a page shows what went wrong, never a traceback
+            show_unexpected(e, "the sales")
 
     body()
