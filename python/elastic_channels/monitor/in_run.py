@@ -1,0 +1,75 @@
+"""The monitor inside ``elastic-channels run``: fed the workers' lines as they come.
+
+    mon = RunMonitor(run_id, workers, emulator=emu)      # or profile=..., for an account
+    for each worker line (text or dict): mon.feed(line)  # ticks itself, ~once a second
+    fleet = mon.finish()                                 # the fleet windows, read back
+
+With ``emulator`` (an :class:`~elastic_channels.emulator.Emulator` running in this
+process) rows go to its database through its SQL API handler in process; otherwise to
+the target ``profile``/``SNOWFLAKE_*`` describe (see :func:`.target.sink_from`), through
+the SQL API over HTTPS. Either way the table is ``ELASTIC_K8S_METRICS`` beside
+``RESORT_SALES``, and what ``finish`` returns is what a query of it returns.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .monitor import Monitor
+from .sink import SqlMetricsSink
+from .target import in_process_sink, sink_from
+
+__all__ = ["RunMonitor"]
+
+
+class RunMonitor:
+    def __init__(
+        self,
+        run_id: str,
+        workers: int,
+        *,
+        emulator: Any = None,
+        profile: str | None = None,
+        environ: Mapping[str, str] = os.environ,
+        grace_s: float = 10.0,
+        tick_s: float = 1.0,
+        on_fleet: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        sink: SqlMetricsSink
+        if emulator is not None:
+            sink = in_process_sink(emulator.store._con)  # the emulator's own connection
+        else:
+            sink = sink_from(profile, {}, environ)
+        sink.ensure_table()
+        self.monitor = Monitor(
+            run_id, sink, grace_s=grace_s, expected_workers=workers, on_fleet=on_fleet
+        )
+        self.monitor.resume()
+        self._tick_s = tick_s
+        self._next_tick = time.monotonic() + tick_s
+
+    def feed(self, line: str | bytes | dict[str, Any]) -> bool:
+        """Take one worker line; writes what is due at most every ``tick_s``."""
+        taken = self.monitor.feed(line)
+        self.tick()
+        return taken
+
+    def tick(self) -> None:
+        """Write what is due, if ``tick_s`` passed since the last time (call it also
+        while no line comes)."""
+        if time.monotonic() >= self._next_tick:
+            self.monitor.tick()
+            self._next_tick = time.monotonic() + self._tick_s
+
+    def finish(self, visible_wait_s: float = 120.0) -> list[dict[str, Any]]:
+        """The run is over (every worker exited): wait for the acknowledged rows to be
+        visible, write every window, and return the fleet windows as the table holds
+        them (keys as :func:`..fleet.report.aggregate_window`'s, plus ``visible_rows``,
+        ``visible_p50_ms``, ``visible_p99_ms``, ``visible_avg_ms``)."""
+        self.monitor.flush()
+        self.monitor.wait_visible(visible_wait_s)
+        self.monitor.flush(final=True)
+        return self.monitor.fleet_windows()
