@@ -135,3 +135,39 @@ def test_http_transport_names_an_unreachable_server():
     client = SqlApiClient(http_transport("http://127.0.0.1:9", lambda: "t", timeout_s=2))
     with pytest.raises(SqlError, match=r"cannot reach http://127\.0\.0\.1:9"):
         client.execute("SELECT 1")
+
+
+def test_upserts_bind_each_column_with_one_type_in_every_row():
+    """A worker row and a fleet row in one MERGE: a NULL (the fleet row's WORKER_ID, a
+    worker's missing percentile) is bound with its column's type, as Snowflake's
+    VALUES list needs one type per column."""
+    from monitor_support import duckdb_with_landing_table
+
+    from elastic_channels.monitor import rows
+    from elastic_channels.monitor.sink import SqlMetricsSink
+    from elastic_channels.monitor.sql_client import local_transport
+
+    con = duckdb_with_landing_table()
+    inner = local_transport(con)
+    bodies = []
+
+    def spy(method, path, body):
+        bodies.append(body)
+        return inner(method, path, body)
+
+    sink = SqlMetricsSink(SqlApiClient(spy))
+    sink.ensure_table()
+    line = {"type": "window", "run_id": "r", "worker_id": 1, "window_start": 1767225600.0,
+            "window_seconds": 5.0, "start": 1767225600.0, "end": 1767225605.0, "rows": 3,
+            "bytes": 9, "ack_p50_ms": None, "cpu_pct": 1.0}  # fmt: skip
+    fleet = {**line, "workers": 1}
+    sink.upsert([rows.worker_row(line), rows.fleet_row("r", fleet)])
+    merge = bodies[-1]
+    assert merge["statement"].startswith("MERGE INTO ELASTIC_K8S_METRICS")
+    binds = [merge["bindings"][str(i)] for i in range(1, len(merge["bindings"]) + 1)]
+    width = len(rows.WRITTEN_COLUMNS)
+    assert len(binds) == 2 * width
+    for j, (name, _) in enumerate(rows.WRITTEN_COLUMNS):
+        kinds = {binds[j]["type"], binds[width + j]["type"]}
+        assert len(kinds) == 1, (name, kinds)
+    assert len(sink.read_rows("r")) == 2

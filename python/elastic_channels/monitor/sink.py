@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from ..model import METRICS_TABLE_NAME, TABLE_NAME
 from ..snowflake.ddl import METRICS_COLUMNS
 from .rows import WRITTEN_COLUMNS
-from .sql_client import SqlClient, SqlError
+from .sql_client import SqlClient, SqlError, TypedNull
 
 __all__ = ["MetricsSink", "SqlMetricsSink"]
 
@@ -104,12 +104,14 @@ class SqlMetricsSink:
         """Insert or replace rows (one per key: the last of duplicates wins)."""
         unique = list({_key_of(r): r for r in rows}.values())
         names = [n for n, _ in WRITTEN_COLUMNS]
+        nulls = [TypedNull(_bind_type(t)) for _, t in WRITTEN_COLUMNS]
         one = "(" + ", ".join("?" for _ in names) + ")"
         for i in range(0, len(unique), CHUNK_ROWS):
             chunk = unique[i : i + CHUNK_ROWS]
             params: list[Any] = []
             for r in chunk:
-                params += [r.get(n) for n in names]
+                values = (r.get(n) for n in names)
+                params += [null if v is None else v for v, null in zip(values, nulls, strict=True)]
             sql = self._merge_head.replace("{values}", ", ".join(one for _ in chunk))
             self.client.execute(sql, params)
 
@@ -164,6 +166,13 @@ class SqlMetricsSink:
             f"SELECT COUNT(*) AS N FROM {self.landing_table} WHERE RUN_ID = ?", [run_id]
         )
         return int(result.rows[0][0]) if result.rows else 0
+
+
+def _bind_type(sf_type: str) -> str:
+    t = sf_type.upper()
+    if t.startswith("NUMBER"):
+        return "FIXED"
+    return {"FLOAT": "REAL", "BOOLEAN": "BOOLEAN"}.get(t, "TEXT")
 
 
 def _ms(us: Any) -> float | None:

@@ -25,7 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Result", "SqlApiClient", "SqlClient", "SqlError", "http_transport", "local_transport"]
+__all__ = [
+    "Result",
+    "SqlApiClient",
+    "SqlClient",
+    "SqlError",
+    "TypedNull",
+    "http_transport",
+    "local_transport",
+]
 
 #: (method, path with query, JSON body or None) -> (HTTP status, JSON body)
 Transport = Callable[[str, str, Any], "tuple[int, Any]"]
@@ -51,10 +59,20 @@ class SqlClient(Protocol):
 # --- values --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class TypedNull:
+    """A NULL bound with a SQL API type (FIXED, REAL, BOOLEAN, TEXT), so every row of a
+    multi-row VALUES list gives a column the same type."""
+
+    kind: str = "TEXT"
+
+
 def _binding(value: Any) -> dict[str, Any]:
     """A Python value as a SQL API binding (timestamps go as ISO text: CAST them)."""
     if value is None:
         return {"type": "TEXT", "value": None}
+    if isinstance(value, TypedNull):
+        return {"type": value.kind, "value": None}
     if isinstance(value, bool):
         return {"type": "BOOLEAN", "value": "true" if value else "false"}
     if isinstance(value, int):
