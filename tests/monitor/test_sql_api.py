@@ -122,6 +122,10 @@ def test_queries_cannot_write(con):
         ({"statement": "SELECT ?", "bindings": {"2": {"type": "TEXT", "value": "x"}}}, 400,
          "'1', '2'"),
         ({"statement": "SELECT * FROM read_csv('/etc/passwd')"}, 422, "read_csv"),
+        ({"statement": "COPY INTO @stage FROM RESORT_SALES"}, 422, "COPY statements"),
+        ({"statement": "ATTACH '/tmp/other.db' AS o"}, 422, "SQL compilation error"),
+        ({"statement": "SET x = 1"}, 422, "SET statements"),
+        ({"statement": "BEGIN"}, 422, "not available"),
     ],
 )  # fmt: skip
 def test_bad_requests_get_a_status_and_a_reason(con, body, status, words):
@@ -129,3 +133,15 @@ def test_bad_requests_get_a_status_and_a_reason(con, body, status, words):
     assert got == status
     assert words in reply["message"]
     assert reply["code"] and reply["sqlState"]
+
+
+def test_information_schema_keeps_its_name(con):
+    """The dashboard reads a table's columns from information_schema."""
+    status, body = run(
+        con,
+        "SELECT COLUMN_NAME FROM DEMO.INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = ? "
+        "ORDER BY ORDINAL_POSITION",
+        {"type": "TEXT", "value": "RESORT_SALES"},
+    )
+    assert status == 200, body
+    assert body["data"] == [["RUN_ID"], ["SALE_TIME"], ["_COMMIT_TIME"]]

@@ -24,8 +24,10 @@ The statement is Snowflake SQL, translated to DuckDB by ``sqlglot``:
 
 A query (SELECT, WITH, UNION, SHOW, DESCRIBE) runs on the read connection inside a
 read-only transaction, so it cannot change anything; every other statement runs on the
-write connection. Table functions that read files (``read_csv`` ...) are refused, as
-they are not Snowflake SQL and would read the emulator's disk. One statement per
+write connection. Statements that would reach past the tables (COPY, ATTACH, INSTALL,
+SET, USE, PRAGMA ...) or span requests (BEGIN, COMMIT) are refused, and so are table
+functions that read files (``read_csv`` ...): they are not Snowflake SQL and would read
+the emulator's disk. One statement per
 request (Snowflake's default ``MULTI_STATEMENT_COUNT`` of 1); the result is returned in
 one partition.
 """
@@ -49,6 +51,12 @@ __all__ = ["SqlApiError", "handle_statement", "statements_route", "translate"]
 
 ROW_TIMESTAMP_COLUMN = "METADATA$ROW_LAST_COMMIT_TIME"
 _QUERIES = (exp.Query, exp.Show, exp.Describe)
+#: Statements that would reach past the tables (files, extensions, other databases,
+#: settings) or span requests (transactions): refused.
+_REFUSED = (
+    exp.Command, exp.Copy, exp.Pragma, exp.Set, exp.Attach, exp.Detach, exp.Install,
+    exp.Export, exp.LoadData, exp.Use, exp.Transaction, exp.Commit, exp.Rollback, exp.Grant,
+)  # fmt: skip
 _FILE_FUNCTIONS = ("read_", "glob", "parquet_scan", "sniff_csv", "iceberg_", "delta_scan")
 _JSON_TYPES = {exp.DataType.Type.VARIANT, exp.DataType.Type.OBJECT, exp.DataType.Type.ARRAY}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -76,8 +84,11 @@ def _rewrite(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.DataType) and node.this in _JSON_TYPES:
         return exp.DataType.build("JSON")
     if isinstance(node, exp.Table):
-        node.set("db", None)
-        node.set("catalog", None)
+        if node.db.upper() == "INFORMATION_SCHEMA":
+            node.set("catalog", None)  # DuckDB has one, as Snowflake has one per database
+        else:
+            node.set("db", None)
+            node.set("catalog", None)
     if isinstance(node, exp.Property) and node.name.upper() == "ROW_TIMESTAMP":
         return None  # the emulator's landing tables always keep commit times
     if isinstance(node, (exp.Anonymous, exp.Func)):
@@ -125,8 +136,11 @@ def translate(statement: str) -> tuple[str | None, bool, int]:
     tree: exp.Expression = trees[0]  # type: ignore[assignment]
     if _is_row_timestamp_alter(tree) or _is_namespace(tree):
         return None, False, 0
-    if isinstance(tree, exp.Command):
-        raise _compile_error(f"unsupported statement: {statement.strip()[:80]!r}")
+    if isinstance(tree, _REFUSED):
+        raise _compile_error(
+            f"{type(tree).__name__.upper()} statements are not available through this API: "
+            f"{statement.strip()[:80]!r}"
+        )
     tree = tree.transform(_rewrite)  # type: ignore[assignment]
     n_params = sum(1 for _ in tree.find_all(exp.Placeholder))
     return tree.sql(dialect="duckdb"), isinstance(tree, _QUERIES), n_params
