@@ -42,7 +42,10 @@ def load_core_api() -> Any:
         config.load_incluster_config()
     except config.ConfigException:
         config.load_kube_config()
-    return client.CoreV1Api()
+    # One streaming connection per pod followed (455 and more), beside the watch.
+    cfg = client.Configuration.get_default_copy()
+    cfg.connection_pool_maxsize = 2048
+    return client.CoreV1Api(client.ApiClient(cfg))
 
 
 class PodLogSource:
