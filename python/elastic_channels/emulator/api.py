@@ -202,7 +202,7 @@ class SnowpipeApi:
         channel = _ident(req.groups[3])
         key = (db, schema, pipe, channel)
         try:
-            state = self._stats.channel(key, create=channel == "ELASTIC")
+            self._stats.channel(key, create=channel == "ELASTIC")
         except KeyError:
             raise ApiError(
                 404, "ERR_CHANNEL_DOES_NOT_EXIST", f"channel {channel} is not open"
@@ -235,5 +235,4 @@ class SnowpipeApi:
         )
         self._stats.appended(len(req.body), len(raw))
         token = self._stats.next_continuation(key)
-        del state
         return Reply(200, msgspec.json.encode({"next_continuation_token": token}))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from .auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
 from .control_api import control_routes
 from .faults import FaultTable
 from .http_server import HttpLimits, HttpServer, check_loopback
-from .lander import Lander
+from .lander import Lander, lower_thread_priority
 from .routes import Route, Router
 from .spool import work_dir_of
 from .stats import Stats
@@ -92,6 +93,26 @@ class EmulatorConfig:
             setattr(self, name, getattr(self, name).upper())
 
 
+def _open_store_nicer(*args: Any, **kwargs: Any) -> Store:
+    """Open the database from a thread of landing priority, so that DuckDB's worker
+    threads (started with it) inherit that priority, not the HTTP threads' one."""
+    out: dict[str, Any] = {}
+
+    def open_it() -> None:
+        lower_thread_priority()
+        try:
+            out["store"] = Store(*args, **kwargs)
+        except BaseException as e:
+            out["error"] = e
+
+    t = threading.Thread(target=open_it, name="emulator-open-store")
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["store"]
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -130,7 +151,7 @@ class Emulator:
         self.control_secret = ensure_control_secret(cfg.data_dir)
         spool = cfg.data_dir / "spool"
         work_dir_of(spool).mkdir(parents=True, exist_ok=True)
-        self.store = Store(
+        self.store = _open_store_nicer(
             cfg.data_dir / DB_FILE, cfg.table, cfg.columns, threads=cfg.duckdb_threads,
             work_dir=work_dir_of(spool), check_keys=cfg.check_keys,
         )  # fmt: skip

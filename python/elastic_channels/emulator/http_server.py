@@ -68,6 +68,37 @@ def _raw_reply(status: int, reason: str, message: str) -> bytes:
     return head.encode() + body
 
 
+#: After refusing a request whose body is still arriving, read and drop what comes for
+#: this long before closing, so that the refusal is not lost to a TCP reset (what nginx
+#: calls a lingering close).
+LINGER_S = 2.0
+
+
+class _LingeringTransport:
+    """The transport as uvicorn's request cycle sees it: ``close()`` while the client is
+    still sending becomes a lingering close (see :data:`LINGER_S`)."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: GuardedH11Protocol) -> None:
+        self._transport, self._protocol = transport, protocol
+        self.lingering = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self.lingering or self._transport.is_closing()
+
+    def close(self) -> None:
+        if self.lingering or self._transport.is_closing():
+            return
+        if self._protocol.conn.their_state is h11.SEND_BODY:
+            self.lingering = True
+            self._transport.resume_reading()
+            self._protocol.loop.call_later(LINGER_S, self._transport.close)
+            return
+        self._transport.close()
+
+
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol plus header/idle timeouts, a connection cap, and the
     transport handed to the application (``scope["emulator.transport"]``)."""
@@ -91,7 +122,8 @@ class GuardedH11Protocol(H11Protocol):
         return self.cycle is not None and not self.cycle.response_complete
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        self._lingering = _LingeringTransport(transport, self)
+        super().connection_made(self._lingering)  # type: ignore[arg-type]
         if len(self.connections) > self.limits.max_connections:
             log.warning("connection cap of %d reached: refusing one", self.limits.max_connections)
             transport.write(_raw_reply(503, "Service Unavailable", "too many connections"))
@@ -106,6 +138,8 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering.lingering:
+            return  # the rest of a refused body: dropped
         if self._first_byte_at is None and not self._busy():
             self._first_byte_at = self.loop.time()
         super().data_received(data)
