@@ -252,6 +252,79 @@ def bench(args: argparse.Namespace, python_dir: Path, label: str) -> dict[str, A
     }
 
 
+def http_path(args: argparse.Namespace, python_dir: Path, label: str) -> dict[str, Any]:
+    """``--http-requests N``: N one-row appends, one after another on one keep-alive
+    connection (no worker, no fsync): the request path alone, per request."""
+    import http.client
+    import ssl
+    import statistics
+
+    import jwt
+    import zstandard
+    from cryptography.hazmat.primitives import serialization
+
+    sys.path.insert(0, str(REPO / "python"))
+    from elastic_channels.emulator.auth import public_key_fingerprint
+    from elastic_channels.rows import ResortGenerator
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"bench-http-{label}-"))
+    env = dict(os.environ, PYTHONPATH=str(python_dir))
+    emu = subprocess.Popen(
+        [sys.executable, "-m", "elastic_channels.emulator", "serve", "--data-dir",
+         str(tmp / "emu"), "--info-file", str(tmp / "info.json"), "--no-fsync",
+         "--duration", "600"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for(tmp / "info.json", emu, 30)
+        info = json.loads((tmp / "info.json").read_text())
+        props = info["properties"]
+        key = serialization.load_pem_private_key(Path(props["private_key_file"]).read_bytes(), None)
+        who = f"{props['account']}.{props['user']}"
+        now = int(time.time())
+        claims = {"iss": f"{who}.{public_key_fingerprint(key.public_key())}", "sub": who,
+                  "iat": now, "exp": now + 3000}  # fmt: skip
+        ctx = ssl.create_default_context(cafile=info["ssl_cert_file"])
+        conn = http.client.HTTPSConnection("localhost", props["port"], context=ctx, timeout=30)
+        conn.request(
+            "POST", "/oauth/token?requestId=t",
+            b"grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&scope=localhost",
+            {"Authorization": f"Bearer {jwt.encode(claims, key, algorithm='RS256')}",
+             "Content-Type": "application/x-www-form-urlencoded"},
+        )  # fmt: skip
+        token = conn.getresponse().read().decode()
+        body = zstandard.ZstdCompressor().compress(
+            ResortGenerator("http", 0).next_batch(1, 1_700_000_000_000_000)
+        )
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson",
+                   "Content-Encoding": "zstd"}  # fmt: skip
+        path = ("/v2/streaming/data/databases/EMULATOR_DB/schemas/PUBLIC/pipes/"
+                "RESORT_SALES_PIPE/channels/ELASTIC/rows?requestId=r")  # fmt: skip
+        lat = []
+        c0 = _cpu_seconds(emu.pid)
+        for _ in range(args.http_requests):
+            t0 = time.perf_counter()
+            conn.request("POST", path, body, headers)
+            resp = conn.getresponse()
+            resp.read()
+            lat.append(time.perf_counter() - t0)
+            assert resp.status == 200, resp.status
+        cpu = _cpu_seconds(emu.pid) - c0
+    finally:
+        emu.terminate()
+        emu.wait(timeout=120)
+        shutil.rmtree(tmp, ignore_errors=True)
+    lat.sort()
+    return {
+        "emulator": label,
+        "requests": len(lat),
+        "latency_ms_p50": round(1000 * statistics.median(lat), 2),
+        "latency_ms_p99": round(1000 * lat[int(0.99 * (len(lat) - 1))], 2),
+        "emulator_cpu_ms_per_request": round(1000 * cpu / len(lat), 2),
+        "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
@@ -287,6 +360,13 @@ def main() -> None:
     p.add_argument("--no-key-check", action="store_true", help="emulator --no-key-check")
     p.add_argument("--keep", action="store_true", help="keep the emulator's data dir (printed)")
     p.add_argument("--duckdb-threads", type=int, default=2, help="emulator DuckDB threads (2)")
+    p.add_argument(
+        "--http-requests",
+        type=int,
+        default=0,
+        help="instead of a worker: this many one-row appends in a row on one connection, "
+        "for the request path's latency and CPU per request (default 0: off)",
+    )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--info-file", help=argparse.SUPPRESS)
     p.add_argument("--result-file", help=argparse.SUPPRESS)
@@ -298,7 +378,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-emulator-baseline-") as tmp:
         if args.baseline != "none":
             runs.insert(0, ("old", baseline_tree(args.baseline, Path(tmp))))
-        results = [bench(args, path, label) for _ in range(args.rounds) for label, path in runs]
+        one = http_path if args.http_requests else bench
+        results = [one(args, path, label) for _ in range(args.rounds) for label, path in runs]
+    if args.http_requests:
+        print(json.dumps({"runs": results}, indent=2))
+        return
     out: dict[str, Any] = {"runs": results}
     for label, _ in runs:
         costs = [r["landing_cost_cpu_s_per_gb"] for r in results if r["emulator"] == label]

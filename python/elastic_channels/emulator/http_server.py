@@ -129,6 +129,14 @@ class GuardedH11Protocol(H11Protocol):
             transport.write(_raw_reply(503, "Service Unavailable", "too many connections"))
             transport.close()
             return
+        # Headers and body go out as separate TLS records; with Nagle on, the second waits
+        # for the client's delayed ACK (~40 ms a request, most of the SDK's cycle).
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
         self._idle_since = self.loop.time()
         self._watch = self.loop.call_later(1.0, self._check)
 
