@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -63,9 +64,16 @@ def start_workers(
 
 
 def watch(
-    workers: list[WorkerProc], progress: TextIO | None, deadline: float
+    workers: list[WorkerProc],
+    progress: TextIO | None,
+    deadline: float,
+    on_record: Callable[[dict[str, Any]], Any] | None = None,
+    on_idle: Callable[[], Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Collect every worker's output until all exit; print fleet-wide windows."""
+    """Collect every worker's output until all exit; print fleet-wide windows.
+
+    ``on_record`` gets every worker line as it comes (a monitor writing the metrics
+    table), ``on_idle`` is called while no line comes (about 5 times a second)."""
     lines: queue.Queue = queue.Queue()
     threads = []
     for wp in workers:
@@ -107,6 +115,8 @@ def watch(
             try:
                 worker_id, record = lines.get(timeout=0.2)
             except queue.Empty:
+                if on_idle is not None:
+                    on_idle()
                 if time.monotonic() > deadline:
                     for wp in workers:
                         if wp.proc.poll() is None:
@@ -114,6 +124,8 @@ def watch(
                 emit_ready()
                 continue
             wp = next(w for w in workers if w.worker_id == worker_id)
+            if on_record is not None:
+                on_record(record)
             if record.get("type") == "summary":
                 wp.summary = record
             elif record.get("type") == "window":

@@ -79,7 +79,7 @@ def format_window(w: dict[str, Any]) -> str:
 
     return (
         f"[{w['t']:7.1f}s] {w['workers']:3d} workers {w['mb_per_s']:9.1f} MB/s "
-        f"{w['rows_per_s']:>11,} rows/s  ack p50 {ms(w['ack_p50_ms'])} ms "
+        f"{w['rows_per_s']:>11,.0f} rows/s  ack p50 {ms(w['ack_p50_ms'])} ms "
         f"p99 {ms(w['ack_p99_ms'])} ms  in flight {w['in_flight_bytes'] / MB:.1f} MB"
     )
 
@@ -128,3 +128,44 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         "cpu_s_per_gb": round(cpu / (bytes_sent / 1e9), 3) if bytes_sent else None,
         "peak_rss_mib": max((s["peak_rss_mib"] for s in ok), default=None),
     }
+
+
+WINDOW_COLUMNS = [
+    ("window (UTC)", "clock", "{}"),
+    ("workers", "workers", "{}"),
+    ("rows", "rows", "{:,}"),
+    ("MB/s", "mb_per_s", "{:.1f}"),
+    ("rows/s", "rows_per_s", "{:,.0f}"),
+    ("ack p50 ms", "ack_p50_ms", "{:.0f}"),
+    ("ack p99 ms", "ack_p99_ms", "{:.0f}"),
+    ("visible p50 ms", "visible_p50_ms", "{:.0f}"),
+    ("visible p99 ms", "visible_p99_ms", "{:.0f}"),
+]
+
+
+def windows_table(windows: list[dict[str, Any]]) -> str:
+    """The fleet windows (as the metrics table holds them), one line each, and the run."""
+    import datetime as dt
+
+    rows = [
+        {**w, "clock": dt.datetime.fromtimestamp(float(w["window_start"]), dt.timezone.utc)
+         .strftime("%H:%M:%S")}
+        for w in windows
+    ]  # fmt: skip
+    sent = [w for w in windows if w.get("workers")]
+    seconds = (
+        max(float(w["end"]) for w in sent) - min(float(w["window_start"]) for w in sent)
+        if sent
+        else 0
+    )
+    total_rows = sum(int(w.get("rows") or 0) for w in windows)
+    total = {
+        "clock": "run",
+        "workers": max((int(w.get("workers") or 0) for w in windows), default=0),
+        "rows": total_rows,
+        "mb_per_s": sum(int(w.get("bytes") or 0) for w in windows) / seconds / MB
+        if seconds
+        else None,
+        "rows_per_s": total_rows / seconds if seconds else None,
+    }
+    return text_table.render(WINDOW_COLUMNS, rows, total)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..model import METRICS_TABLE_NAME
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, flag_args, resolve
 from . import local, report
@@ -56,6 +57,12 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     )
     local_args.add_argument(
         "--json", action="store_true", help="print one final JSON line with it all"
+    )
+    local_args.add_argument(
+        "--no-monitor",
+        action="store_true",
+        help="do not write the run's windows to ELASTIC_K8S_METRICS (by default a "
+        "monitor in this process writes them while the run goes on)",
     )
     local_args.add_argument(
         "--worker-arg",
@@ -115,10 +122,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    mon = None if args.no_monitor else _start_monitor(run_id, args.workers, emu, v["profile"])
+    metrics: list[dict[str, Any]] | None = None
     try:
         workers = local.start_workers(args.workers, common, dict(os.environ))
         deadline = time.monotonic() + v["duration_seconds"] + 300
-        fleet = local.watch(workers, sys.stderr, deadline)
+        fleet = local.watch(
+            workers,
+            sys.stderr,
+            deadline,
+            on_record=mon.feed if mon is not None else None,
+            on_idle=mon.tick if mon is not None else None,
+        )
         summaries = [wp.summary for wp in workers if wp.summary]
         killed = [
             {"worker_id": wp.worker_id, "exit_code": wp.proc.returncode,
@@ -134,16 +149,21 @@ def cmd_run(args: argparse.Namespace) -> int:
                 )
         totals = report.fleet_totals(summaries)
         landed = verify_landed(emu, run_id, summaries, killed) if emu is not None else None
+        if mon is not None:
+            metrics = _finish_monitor(mon)
     finally:
         if emu is not None:
             emu.stop()
+    if metrics:
+        print(f"fleet windows, as {METRICS_TABLE_NAME} holds them:")
+        print(report.windows_table(metrics) + "\n")
     print(report.summary_table(summaries, totals))
     if landed is not None:
         print("\n" + describe(landed))
         print(
             f"query it: elastic-channels emulator query --data-dir {args.data_dir} "
-            f"\"SELECT RESORT, sum(AMOUNT) FROM RESORT_SALES WHERE RUN_ID = '{run_id}' "
-            'GROUP BY 1 ORDER BY 2 DESC LIMIT 5"'
+            f"\"SELECT * FROM {METRICS_TABLE_NAME} WHERE RUN_ID = '{run_id}' "
+            'ORDER BY WINDOW_START"'
         )
     chart = args.chart or DEFAULT_HOME / f"{run_id}.png"
     print(_write_chart(chart, fleet, run_id), file=sys.stderr)
@@ -155,6 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "totals": totals,
         "landed": landed,
         "windows": fleet,
+        "metrics_windows": metrics,
         "worker_summaries": summaries,
         "failed_workers": failed,
         "chart": str(chart) if chart.exists() else None,
@@ -168,6 +189,26 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
     return 0 if ok else 1
+
+
+def _start_monitor(run_id: str, workers: int, emu: Any, profile: str | None) -> Any:
+    """A monitor in this process writing the run's windows to the metrics table of the
+    target (the emulator's database, or the account's), or None with a note why not."""
+    try:
+        from ..monitor.in_run import RunMonitor
+
+        return RunMonitor(run_id, workers, emulator=emu, profile=profile)
+    except Exception as e:  # no SQL access to the account, a missing extra: run without
+        print(f"monitor off: {e} (the run goes on; see --no-monitor)", file=sys.stderr)
+        return None
+
+
+def _finish_monitor(mon: Any) -> list[dict[str, Any]] | None:
+    try:
+        return list(mon.finish(visible_wait_s=60))
+    except Exception as e:
+        print(f"monitor: could not finish: {e}", file=sys.stderr)
+        return None
 
 
 def _write_chart(path: Path, fleet: list[dict[str, Any]], run_id: str) -> str:

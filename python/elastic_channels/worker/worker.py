@@ -139,7 +139,7 @@ class Worker:
                 if not self.ledger.holds(batch) or batch.channel_epoch != batch_epoch:
                     continue  # a late answer from a channel already replaced
                 self.ledger.settle(batch)
-                self.meter.record_acked(batch.n_rows, batch.nbytes, at - batch.appended_at)
+                self.meter.record_acked(batch.n_rows, batch.nbytes, at - batch.appended_at, at=at)
 
     def _recover(self, deadline: float) -> None:
         """Replace a dead channel and append every unacked batch on the new one.

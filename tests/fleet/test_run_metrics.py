@@ -1,0 +1,77 @@
+"""elastic-channels run writes ELASTIC_K8S_METRICS while it goes on (issue #13)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from emulator_support import sdk_available
+
+pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
+
+
+def _query(cwd: Path, sql: str) -> list[dict]:
+    done = subprocess.run(
+        [sys.executable, "-m", "elastic_channels", "emulator", "query",
+         "--data-dir", ".elastic-channels/emulator", sql],
+        capture_output=True, text=True, timeout=60, cwd=cwd,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
+
+
+def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: Path) -> None:
+    run_id = "metrics-live"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elastic_channels", "run", "--workers", "2",
+         "--target-bps", "3e6", "--duration-seconds", "10", "--window-seconds", "1",
+         "--run-id", run_id, "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        seen_live = []
+        deadline = time.monotonic() + 60
+        while not seen_live and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(1)
+            if (tmp_path / ".elastic-channels" / "emulator" / "info.json").exists():
+                try:
+                    seen_live = _query(
+                        tmp_path,
+                        "SELECT WINDOW_START FROM ELASTIC_K8S_METRICS "
+                        f"WHERE RUN_ID = '{run_id}' AND IS_FLEET",
+                    )
+                except AssertionError:
+                    seen_live = []  # the table may not exist yet
+        still_running = proc.poll() is None
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    assert seen_live and still_running, "no fleet window was in the table while the run went on"
+    result = json.loads(out.strip().splitlines()[-1])
+    metrics = result["metrics_windows"]
+    totals = result["totals"]
+    assert sum(w["rows"] for w in metrics) == totals["rows_sent"]
+    # What the table holds now is what was printed: fleet rows, each the exact sum of
+    # its workers' rows.
+    rows = _query(
+        tmp_path,
+        "SELECT WINDOW_START, IS_FLEET, WORKER_ID, ROWS_APPENDED FROM ELASTIC_K8S_METRICS "
+        f"WHERE RUN_ID = '{run_id}' ORDER BY WINDOW_START",
+    )
+    fleet = {r["WINDOW_START"]: r["ROWS_APPENDED"] for r in rows if r["IS_FLEET"]}
+    per_worker: dict[str, int] = {}
+    for r in rows:
+        if not r["IS_FLEET"]:
+            per_worker[r["WINDOW_START"]] = (
+                per_worker.get(r["WINDOW_START"], 0) + r["ROWS_APPENDED"]
+            )
+    assert per_worker and all(fleet[k] == v for k, v in per_worker.items())
+    assert sum(fleet.values()) == totals["rows_sent"]
+    assert "fleet windows, as ELASTIC_K8S_METRICS holds them" in out
+    assert "ELASTIC_K8S_METRICS WHERE RUN_ID" in out  # the query to run it again
