@@ -61,6 +61,7 @@ def orjson_path(n: int):
                         RUN_ID,
                         17,
                     ),
+                    strict=True,
                 )
             )
             for s in range(start, start + n)
