@@ -69,7 +69,6 @@ class Lander:
         *,
         fsync: bool = True,
         threads: int = 2,
-        check_keys: bool = True,  # kept for callers; the Store's parse applies it
     ) -> None:
         self.spool = Spool(spool_dir, fsync=fsync)
         self.spool_dir = self.spool.dir
