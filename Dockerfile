@@ -61,7 +61,7 @@ RUN case "$TARGETARCH" in \
     /opt/build/bin/maturin build --release --locked --target "$target" --out /wheels \
         || exit 1; \
     wheel=$(ls /wheels/*.whl); \
-    PIP=/opt/build/bin/pip install_target "$arch" /opt/app "${wheel}[monitor]" \
+    PYTHON=/opt/build/bin/python install_target "$arch" /opt/app "${wheel}[monitor]" \
         "snowpipe-streaming==${SNOWPIPE_STREAMING_VERSION}" || exit 1; \
     test -f /opt/app/snowflake/ingest/streaming/_python_ffi.abi3.so \
     || { echo "snowpipe-streaming installed without its native core" >&2; exit 1; }; \

@@ -3,18 +3,22 @@
 # what the image's build stage runs (and scripts/ci_arm64.sh, on an x86-64 machine).
 #
 #   deploy/image/install_target.sh [--dry-run] ARCH DEST REQUIREMENT...
-#   PIP=/opt/build/bin/pip deploy/image/install_target.sh aarch64 /opt/app \
+#   PYTHON=/opt/build/bin/python deploy/image/install_target.sh aarch64 /opt/app \
 #       /wheels/elastic_native-*.whl snowpipe-streaming==1.9.1
 #
 # ARCH is aarch64 or x86_64. pip takes binary wheels only, for CPython 3.11 on manylinux
 # up to glibc 2.36 (Debian bookworm, the runtime). A requirement PyPI has no such wheel
 # of (hdrhistogram has none for aarch64) is built here from its sdist into a wheel for
 # ARCH: natively, or with the GNU cross compiler ($ARCH-linux-gnu-gcc) and the target's
-# Python headers and sysconfig data from Debian's libpython3.11-dev:<arch> (multiarch),
-# so PIP must belong to Debian's own python3.11, whose include path dispatches to the
-# target's pyconfig.h. Then the install is tried again, at most 5 times.
-#   --dry-run   print the first pip command; run nothing
-#   PIP         the pip to use [pip]
+# Python headers and sysconfig data from Debian's libpython3.11-dev for ARCH, found
+# under TARGET_ROOT. Then the install is tried again, at most 5 times.
+#   --dry-run     print the first pip command; run nothing
+#   PYTHON        the CPython 3.11 whose pip installs and builds [python3]
+#   TARGET_ROOT   a root file system of the target holding libpython3.11-dev (e.g. a
+#                 debootstrap --foreign of Debian bookworm) [/: this system's multiarch
+#                 libpython3.11-dev:<arch>, as in the image's build container. Not on a
+#                 machine that runs qemu-aarch64 -L /usr/aarch64-linux-gnu: its loader
+#                 would then mix in the multiarch libc.]
 set -euo pipefail
 
 case "${1:-}" in -h | --help)
@@ -36,7 +40,8 @@ case "$ARCH" in aarch64 | x86_64) ;; *)
     exit 2
     ;;
 esac
-read -ra PIP <<<"${PIP:-pip}"
+PYTHON=${PYTHON:-python3}
+PIP=("$PYTHON" -m pip)
 TRIPLET=$ARCH-linux-gnu
 LOCAL=$(mktemp -d)
 trap 'rm -rf "$LOCAL"' EXIT
@@ -51,18 +56,32 @@ build_sdist() { # requirement -> a wheel for ARCH in $LOCAL
             -w "$LOCAL" "$1"
         return
     fi
-    local data
-    data=$(ls /usr/lib/python3.11/_sysconfigdata__"$TRIPLET".py 2>/dev/null) || {
-        echo "install_target: no sysconfig data for $TRIPLET: install libpython3.11-dev:$ARCH" \
-            "(dpkg --add-architecture) and gcc-${ARCH//_/-}-linux-gnu" >&2
+    local root=${TARGET_ROOT:-/} data name flags=() venv
+    root=$(cd "$root" && pwd) || return 1
+    root=${root%/}
+    data="$root/usr/lib/python3.11/_sysconfigdata__$TRIPLET.py"
+    [ -r "$data" ] || {
+        echo "install_target: no $data: install libpython3.11-dev for $ARCH there" \
+            "(or set TARGET_ROOT to a root file system that has it)" >&2
         return 1
     }
     command -v "$TRIPLET-gcc" >/dev/null || { echo "install_target: $TRIPLET-gcc not found" >&2; return 1; }
-    # setuptools takes the compiler, the flags and the extension suffix from the target's
-    # sysconfig data, and the wheel's platform tag from _PYTHON_HOST_PLATFORM.
-    _PYTHON_HOST_PLATFORM=linux-$ARCH _PYTHON_SYSCONFIGDATA_NAME=$(basename "$data" .py) \
-        "${PIP[@]}" wheel --quiet --no-cache-dir --use-pep517 --no-deps --no-binary :all: \
-        -w "$LOCAL" "$1"
+    name=$(basename "$data" .py)
+    # The build runs in a venv that holds the target's sysconfig data (pip's build
+    # isolation would hide it): setuptools takes the compiler, the flags and the
+    # extension suffix from it, and the wheel's platform tag from _PYTHON_HOST_PLATFORM.
+    venv=$LOCAL/build-venv
+    if [ ! -x "$venv/bin/python" ]; then
+        "$PYTHON" -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
+            setuptools wheel
+    fi
+    cp "$data" "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+    # The target's Python.h first; its pyconfig.h dispatches to <$TRIPLET/python3.11/...>.
+    [ -z "$root" ] || flags=(CFLAGS="-I$root/usr/include/python3.11 -I$root/usr/include")
+    env "${flags[@]}" _PYTHON_HOST_PLATFORM="linux-$ARCH" _PYTHON_SYSCONFIGDATA_NAME="$name" \
+        "$venv/bin/python" -m pip wheel --quiet --no-cache-dir --no-build-isolation --no-deps \
+        --no-binary :all: -w "$LOCAL" "$1"
 }
 
 install=("${PIP[@]}" install --no-cache-dir --disable-pip-version-check --target "$DEST"

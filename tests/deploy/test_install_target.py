@@ -20,8 +20,12 @@ EM_AARCH64 = 183
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
+    return run_with({}, *args)
+
+
+def run_with(settings: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     assert BASH is not None
-    env = {**os.environ, "PIP": f"{sys.executable} -m pip"}
+    env = {**os.environ, "PYTHON": sys.executable, **settings}
     return subprocess.run(
         [BASH, str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=300
     )
@@ -73,3 +77,33 @@ def test_installs_aarch64_binaries(tmp_path: Path) -> None:
     head = so.read_bytes()[:20]
     assert head[:4] == b"\x7fELF"
     assert struct.unpack_from("<H", head, 18)[0] == EM_AARCH64
+
+
+def test_without_the_targets_python_headers_the_error_says_what_to_install(tmp_path) -> None:
+    """hdrhistogram has no aarch64 wheel on PyPI: it must be built, which needs the
+    target's libpython3.11-dev; an empty TARGET_ROOT names the missing file."""
+    empty = tmp_path / "root"
+    empty.mkdir()
+    proc = run_with(
+        {"TARGET_ROOT": str(empty)}, "aarch64", str(tmp_path / "site"), "hdrhistogram>=0.10,<0.11"
+    )
+    assert proc.returncode != 0
+    assert "building it from its sdist" in proc.stdout
+    assert "_sysconfigdata__aarch64-linux-gnu.py" in proc.stderr
+    assert "libpython3.11-dev" in proc.stderr
+
+
+ROOTFS = REPO / "target" / "aarch64-python" / "rootfs"
+
+
+@pytest.mark.skipif(
+    shutil.which("aarch64-linux-gnu-gcc") is None
+    or not (ROOTFS / "usr/include/aarch64-linux-gnu/python3.11/pyconfig.h").exists(),
+    reason="needs the cross compiler and scripts/ci_arm64.sh's aarch64 root file system",
+)
+def test_cross_builds_what_pypi_has_no_aarch64_wheel_of(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    proc = run_with({"TARGET_ROOT": str(ROOTFS)}, "aarch64", str(site), "hdrhistogram>=0.10,<0.11")
+    assert proc.returncode == 0, proc.stderr
+    (so,) = site.glob("pyhdrh.cpython-311-aarch64-linux-gnu.so")
+    assert struct.unpack_from("<H", so.read_bytes()[:20], 18)[0] == EM_AARCH64
