@@ -18,6 +18,7 @@ import msgspec
 
 from .access import Auth
 from .bodies import ENCODINGS, MAX_BODY_BYTES, BadBody, BodyTooLarge, inflate
+from .drop_sink import DropSink
 from .errors import ApiError, Reply
 from .lander import Lander
 from .routes import Request, Route
@@ -80,9 +81,15 @@ class SnowpipeApi:
         lander: Lander,
         stats: Stats,
         parameter_overrides: Mapping[str, Any],
+        sink: DropSink | None = None,
+        answer_delay_s: float = 0.0,
     ) -> None:
+        """``sink``: check and discard rows requests there instead of spooling them;
+        ``answer_delay_s``: wait this long before answering a rows request (a real
+        account's latency), on the handler's thread."""
         self.target = target
         self._tokens, self._lander, self._stats = tokens, lander, stats
+        self._sink, self._answer_delay_s = sink, answer_delay_s
         self._overrides = dict(parameter_overrides)
         self._pipe_key = base64.b64encode(b"emulator-pipekey").decode()  # 16 bytes
 
@@ -198,6 +205,7 @@ class SnowpipeApi:
         return Reply(200, msgspec.json.encode(reply))
 
     def rows(self, req: Request) -> Reply:
+        started = time.perf_counter()
         db, schema, pipe = self._pipe(*req.groups[:3])
         channel = _ident(req.groups[3])
         key = (db, schema, pipe, channel)
@@ -215,6 +223,7 @@ class SnowpipeApi:
                 415, "ERR_UNSUPPORTED_ENCODING",
                 f"Content-Encoding {encoding!r} is not one of {', '.join(ENCODINGS)}",
             )  # fmt: skip
+        t_inflate = time.perf_counter()
         try:
             raw = inflate(req.body, encoding)
         except BodyTooLarge as e:
@@ -229,10 +238,19 @@ class SnowpipeApi:
                 f"x-snowflake-uncompressed-content-length is {declared}, body inflates to "
                 f"{len(raw)}",
             )
+        inflate_s = time.perf_counter() - t_inflate
         offset = req.query.get("endOffsetToken") or req.query.get("offsetToken")
-        self._lander.put(
-            key, req.request_id, req.body, encoding, len(raw), raw=raw, offset_token=offset
-        )
+        if self._sink is not None:
+            self._sink.take(
+                key, raw, wire_bytes=len(req.body), offset_token=offset, started=started,
+                inflate_s=inflate_s,
+            )  # fmt: skip
+        else:
+            self._lander.put(
+                key, req.request_id, req.body, encoding, len(raw), raw=raw, offset_token=offset
+            )
         self._stats.appended(len(req.body), len(raw))
         token = self._stats.next_continuation(key)
+        if self._answer_delay_s > 0:
+            time.sleep(self._answer_delay_s)
         return Reply(200, msgspec.json.encode({"next_continuation_token": token}))

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..model import COLUMNS
 from .control import ControlError, running_server
+from .drop_sink import SINKS
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
 from .http_server import HttpLimits, check_loopback
 from .store import StoreError
@@ -131,6 +132,21 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument("--duckdb-threads", type=int, default=2, help="DuckDB threads (default 2)")
     s.add_argument(
+        "--sink",
+        choices=SINKS,
+        default="land",
+        help="land: spool every acked request and land its rows in DuckDB (default); drop: "
+        "inflate and type-check every row of every request, ack, and discard the rows (a "
+        "drop sink, for measuring clients flat out; 'stats' shows its time per request)",
+    )
+    s.add_argument(
+        "--answer-delay-s",
+        type=float,
+        default=0.0,
+        help="wait this many seconds before answering each rows request, to model a real "
+        "account's ack latency (e.g. 0.6); other requests are not held up (default 0)",
+    )
+    s.add_argument(
         "--duration-seconds",
         "--duration",  # the old spelling, still accepted
         dest="duration_seconds",
@@ -194,7 +210,7 @@ def serve(args: argparse.Namespace) -> int:
         pipe=args.pipe, table=args.table, columns=COLUMNS, public_keys=keys,
         token_ttl_s=args.token_ttl, fsync=not args.no_fsync,
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
-        check_keys=not args.no_key_check,
+        check_keys=not args.no_key_check, sink=args.sink, answer_delay_s=args.answer_delay_s,
         limits=HttpLimits(
             header_timeout_s=args.header_timeout_seconds,
             body_timeout_s=args.body_timeout_seconds,

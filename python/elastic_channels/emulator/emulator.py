@@ -35,6 +35,7 @@ from .api import SnowpipeApi, Target, snowpipe_routes
 from .app import EmulatorApp
 from .auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
 from .control_api import control_routes
+from .drop_sink import SINKS, DropSink
 from .faults import FaultTable
 from .http_server import HttpLimits, HttpServer, check_loopback
 from .lander import Lander, lower_thread_priority
@@ -83,12 +84,20 @@ class EmulatorConfig:
     limits: HttpLimits = field(default_factory=HttpLimits)
     #: More endpoints to serve (e.g. Snowflake's SQL API), after the built-in ones.
     extra_routes: Sequence[Route] = ()
+    #: "land" (spool, then DuckDB) or "drop": check every row, ack, discard (drop_sink.py).
+    sink: str = "land"
+    #: Wait this long before answering each rows request (a real account's latency).
+    answer_delay_s: float = 0.0
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
         check_loopback(self.host)
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be 0..65535, got {self.port}")
+        if self.sink not in SINKS:
+            raise ValueError(f"sink must be one of {', '.join(SINKS)}, got {self.sink!r}")
+        if not 0 <= self.answer_delay_s <= 600:
+            raise ValueError(f"answer delay must be 0..600 s, got {self.answer_delay_s:g}")
         for name in ("account", "user", "database", "schema", "pipe", "table"):
             setattr(self, name, getattr(self, name).upper())
 
@@ -133,6 +142,7 @@ class Emulator:
         self.store: Store | None = None
         self.lander: Lander | None = None
         self.api: SnowpipeApi | None = None
+        self.drop_sink: DropSink | None = None
         self._server: HttpServer | None = None
         self.port = 0
 
@@ -166,12 +176,19 @@ class Emulator:
             overrides["max_append_request_buffer_duration_ms"] = cfg.append_buffer_ms
         target = Target(cfg.account, cfg.database, cfg.schema, cfg.pipe, "localhost")
         self.tokens = ScopedTokens(cfg.token_ttl_s)
-        self.api = SnowpipeApi(target, self.tokens, self.lander, self.stats, overrides)
+        if cfg.sink == "drop":
+            self.drop_sink = DropSink(cfg.columns, self.stats, check_keys=cfg.check_keys)
+        self.api = SnowpipeApi(
+            target, self.tokens, self.lander, self.stats, overrides, self.drop_sink,
+            cfg.answer_delay_s,
+        )  # fmt: skip
         router = Router([*snowpipe_routes(self.api), *control_routes(self), *cfg.extra_routes])
         authenticator = Authenticator(users, self.tokens, self.control_secret)
         self._app = EmulatorApp(
             router, authenticator, self.faults, self.stats,
             body_timeout_s=cfg.limits.body_timeout_s,
+            # a delayed answer holds its handler thread: one per connection, none waits
+            workers=max(16, cfg.limits.max_connections) if cfg.answer_delay_s else 16,
         )  # fmt: skip
         self._server = HttpServer(self._app, cfg.host, cfg.port, context, cfg.limits)
         self.port = self._server.port
@@ -257,6 +274,10 @@ class Emulator:
         snap["faults"] = self.faults.snapshot()
         snap["landing_backlog"] = self.lander.pending() if self.lander else 0
         snap["port"] = self.port
+        snap["sink"] = self.config.sink
+        snap["answer_delay_s"] = self.config.answer_delay_s
+        if self.drop_sink is not None:
+            snap["drop_sink"] = self.drop_sink.snapshot()
         return snap
 
 

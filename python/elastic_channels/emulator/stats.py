@@ -64,6 +64,7 @@ class Stats:
         self.rows_received = 0
         self.rows_landed = 0
         self.rows_rejected = 0
+        self.rows_dropped = 0  # checked and discarded by the drop sink
         self.files_landed = 0
         self.landing_seconds = 0.0
         self.last_land_time = 0.0
@@ -172,6 +173,31 @@ class Stats:
             if offset_token is not None:
                 state.last_committed_offset_token = offset_token
 
+    def dropped(
+        self,
+        key: tuple[str, str, str, str],
+        parsed: int,
+        errors: list[str],
+        *,
+        offset_token: str | None = None,
+    ) -> None:
+        """A request the drop sink checked and discarded: the channel's status moves on as
+        if its good rows had landed; the table and ``rows_landed`` do not."""
+        with self._lock:
+            self.rows_received += parsed
+            self.rows_dropped += parsed - len(errors)
+            self.rows_rejected += len(errors)
+            state = self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))
+            state.rows_parsed += parsed
+            state.rows_inserted += parsed - len(errors)
+            state.rows_error_count += len(errors)
+            if errors:
+                state.last_error_message = errors[-1]
+                state.last_error_timestamp_ms = int(time.time() * 1000)
+                state.last_error_offset_upper_bound = offset_token
+            if offset_token is not None:
+                state.last_committed_offset_token = offset_token
+
     def kept_errors(self, key: tuple[str, str, str, str]) -> int:
         with self._lock:
             state = self.channels.get(key)
@@ -197,6 +223,7 @@ class Stats:
                 "rows_received": self.rows_received,
                 "rows_landed": self.rows_landed,
                 "rows_rejected": self.rows_rejected,
+                "rows_dropped": self.rows_dropped,
                 "files_landed": self.files_landed,
                 "landing_seconds": round(self.landing_seconds, 3),
                 "process_cpu_seconds": round(time.process_time(), 3),
