@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from .connection import connection_params, execute
-from .ddl import METRICS_TABLE, PIPE, TABLE, SetupError, render, statements
+from .ddl import METRICS_TABLE, PIPE, TABLE, TABLE_FORMATS, SetupError, render, statements
 
 DESCRIPTION = (
     f"Create {TABLE} (typed, one column per field of the model), {PIPE} "
@@ -43,6 +43,22 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pipe", default=env("SNOWFLAKE_PIPE", PIPE), help=f"[SNOWFLAKE_PIPE, {PIPE}]")
     p.add_argument("--table", default=TABLE, help=f"landing table [{TABLE}]")
     p.add_argument("--metrics-table", default=METRICS_TABLE, help=f"[{METRICS_TABLE}]")
+    p.add_argument(
+        "--table-format",
+        choices=TABLE_FORMATS,
+        default="native",
+        help="native: a Snowflake table with row timestamps (default); iceberg: a "
+        "Snowflake-managed Apache Iceberg table (CATALOG = 'SNOWFLAKE') on --external-volume",
+    )
+    p.add_argument(
+        "--external-volume",
+        help="with --table-format iceberg: the external volume the table's files go to",
+    )
+    p.add_argument(
+        "--base-location",
+        help="with --table-format iceberg: the table's directory on the external volume, "
+        "relative (default: the table name)",
+    )
     p.add_argument(
         "--no-create-database",
         action="store_true",
@@ -79,6 +95,9 @@ def cmd_setup(args: argparse.Namespace) -> int:
             table=args.table,
             pipe=args.pipe,
             metrics_table=args.metrics_table,
+            table_format=args.table_format,
+            external_volume=args.external_volume,
+            base_location=args.base_location,
         )
         if args.print_only:
             sys.stdout.write(render(stmts))

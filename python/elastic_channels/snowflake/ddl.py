@@ -13,7 +13,10 @@ ROW_TIMESTAMP = TRUE`` turns them on for a table made before), so
 ``METADATA$ROW_LAST_COMMIT_TIME`` gives each row's commit time: the monitor's
 ingest-to-visible latency. Every statement is ``CREATE ... IF NOT EXISTS``, an
 ``ALTER ... SET`` of a property or ``ADD COLUMN IF NOT EXISTS``, so running it twice is
-harmless and never drops data. ``--print`` writes the SQL to stdout and connects to nothing. With
+harmless and never drops data. With ``--table-format iceberg`` ``RESORT_SALES`` is a
+Snowflake-managed Apache Iceberg table instead (``iceberg.py`` says which column types and
+why), on ``--external-volume`` under ``--base-location``; the pipe and the metrics table
+are the same. ``--print`` writes the SQL to stdout and connects to nothing. With
 credentials it runs the statements through ``snowflake-connector-python`` (the
 ``setup`` extra: ``pip install '.[setup]'`` in a checkout).
 """
@@ -24,12 +27,14 @@ import re
 from collections.abc import Sequence
 
 from ..model import COLUMNS, METRICS_TABLE_NAME, PIPE_NAME, TABLE_NAME
+from .iceberg import IcebergTypeError, create_iceberg_table
 
 __all__ = [
     "METRICS_COLUMNS",
     "METRICS_TABLE",
     "PIPE",
     "TABLE",
+    "TABLE_FORMATS",
     "SetupError",
     "render",
     "statements",
@@ -38,6 +43,8 @@ __all__ = [
 TABLE = TABLE_NAME
 PIPE = PIPE_NAME
 METRICS_TABLE = METRICS_TABLE_NAME
+#: What RESORT_SALES can be: a native (FDN) table, or a Snowflake-managed Iceberg table.
+TABLE_FORMATS = ("native", "iceberg")
 
 #: One row per worker per window, and one fleet row per window (``IS_FLEET``, no
 #: ``WORKER_ID``), keyed by (RUN_ID, IS_FLEET, WORKER_ID, WINDOW_START): the monitor
@@ -46,7 +53,10 @@ METRICS_TABLE = METRICS_TABLE_NAME
 #: which also let anyone merge any set of rows again. ``INGEST_TO_VISIBLE_*``: from
 #: ``SALE_TIME`` to ``METADATA$ROW_LAST_COMMIT_TIME`` of the run's rows committed in the
 #: window (fleet rows). RAW keeps the worker's whole JSON line, so a field added to the
-#: worker later is never lost even before a column exists for it.
+#: worker later is never lost even before a column exists for it. WORKER_STATE (worker
+#: rows): ``running``, or on the worker's last window once its summary came ``done`` /
+#: ``failed`` (its summary carries an error or unacked rows); a worker killed without a
+#: summary stays ``running``, and readers judge it by its windows stopping.
 METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("RUN_ID", "VARCHAR"),
     ("WORKER_ID", "NUMBER(10,0)"),
@@ -84,6 +94,7 @@ METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("INGEST_TO_VISIBLE_P99_MS", "FLOAT"),
     ("INGEST_TO_VISIBLE_AVG_MS", "FLOAT"),
     ("RAW", "VARIANT"),
+    ("WORKER_STATE", "VARCHAR"),
     ("INSERTED_AT", "TIMESTAMP_TZ DEFAULT CURRENT_TIMESTAMP()"),
     ("UPDATED_AT", "TIMESTAMP_TZ"),
 )
@@ -117,8 +128,15 @@ def statements(
     table: str = TABLE,
     pipe: str = PIPE,
     metrics_table: str = METRICS_TABLE,
+    table_format: str = "native",
+    external_volume: str | None = None,
+    base_location: str | None = None,
 ) -> list[str]:
     """The setup SQL, one statement per item, idempotent, in the order it must run."""
+    if table_format not in TABLE_FORMATS:
+        raise SetupError(f"--table-format must be one of {', '.join(TABLE_FORMATS)}")
+    if table_format == "native" and (external_volume or base_location):
+        raise SetupError("--external-volume and --base-location need --table-format iceberg")
     db = _ident("database", database)
     sc = _ident("schema", schema)
     tb = _ident("table", table)
@@ -128,13 +146,25 @@ def statements(
     if create_database:
         out.append(f"CREATE DATABASE IF NOT EXISTS {db}")
         out.append(f"CREATE SCHEMA IF NOT EXISTS {db}.{sc}")
-    # Row timestamps: METADATA$ROW_LAST_COMMIT_TIME, what ingest-to-visible is read off.
-    out.append(
-        f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{tb} (\n{_column_list(COLUMNS)}\n)"
-        "\nROW_TIMESTAMP = TRUE"
-    )
-    # ... and on for a table made before (setting it again changes nothing).
-    out.append(f"ALTER TABLE {db}.{sc}.{tb} SET ROW_TIMESTAMP = TRUE")
+    if table_format == "iceberg":
+        if not external_volume:
+            raise SetupError(
+                "--table-format iceberg needs --external-volume (the Snowflake external "
+                "volume the table's Parquet and metadata files are written to)"
+            )
+        vol = _ident("external-volume", external_volume)
+        try:
+            out.append(create_iceberg_table(f"{db}.{sc}.{tb}", COLUMNS, vol, base_location or tb))
+        except (IcebergTypeError, ValueError) as e:
+            raise SetupError(str(e)) from None
+    else:
+        # Row timestamps: METADATA$ROW_LAST_COMMIT_TIME, what ingest-to-visible is read off.
+        out.append(
+            f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{tb} (\n{_column_list(COLUMNS)}\n)"
+            "\nROW_TIMESTAMP = TRUE"
+        )
+        # ... and on for a table made before (setting it again changes nothing).
+        out.append(f"ALTER TABLE {db}.{sc}.{tb} SET ROW_TIMESTAMP = TRUE")
     out.append(
         f"CREATE PIPE IF NOT EXISTS {db}.{sc}.{pp}\n"
         f"  AS COPY INTO {db}.{sc}.{tb}\n"
