@@ -212,6 +212,19 @@ def test_answer_delay_holds_the_rows_reply_but_not_other_requests(tmp_path: Path
     assert done["status"] < delay, done
 
 
+def test_without_the_check_lines_are_counted_and_not_typed(tmp_path: Path) -> None:
+    emu = make_emulator(tmp_path, sink="drop", sink_check=False)
+    try:
+        good = _rows(3).splitlines()
+        raw = b"\n".join([good[0], b"nope", good[1], b"", good[2]]) + b"\n"
+        assert Client(emu).rows(raw)[0] == 200
+        sink = emu.stats_snapshot()["drop_sink"]
+        assert sink["check_rows"] is False and sink["check_seconds"] >= 0
+        assert (sink["rows_dropped"], sink["rows_rejected"]) == (4, 0)  # "nope" unchecked
+    finally:
+        emu.stop()
+
+
 # --- as a process, through the real SDK ------------------------------------------------
 
 

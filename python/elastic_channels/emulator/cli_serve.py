@@ -140,6 +140,12 @@ def add_serve(sub: Any) -> None:
         "drop sink, for measuring clients flat out; 'stats' shows its time per request)",
     )
     s.add_argument(
+        "--no-sink-check",
+        action="store_true",
+        help="with --sink drop: inflate every body but only count its lines, without "
+        "type-checking the rows (bad rows go unreported); to measure what the check costs",
+    )
+    s.add_argument(
         "--answer-delay-s",
         type=float,
         default=0.0,
@@ -211,6 +217,7 @@ def serve(args: argparse.Namespace) -> int:
         token_ttl_s=args.token_ttl, fsync=not args.no_fsync,
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
         check_keys=not args.no_key_check, sink=args.sink, answer_delay_s=args.answer_delay_s,
+        sink_check=not args.no_sink_check,
         limits=HttpLimits(
             header_timeout_s=args.header_timeout_seconds,
             body_timeout_s=args.body_timeout_seconds,

@@ -88,6 +88,8 @@ class EmulatorConfig:
     sink: str = "land"
     #: Wait this long before answering each rows request (a real account's latency).
     answer_delay_s: float = 0.0
+    #: Drop sink only: type-check every row (off: count lines; to measure the check).
+    sink_check: bool = True
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
@@ -177,7 +179,9 @@ class Emulator:
         target = Target(cfg.account, cfg.database, cfg.schema, cfg.pipe, "localhost")
         self.tokens = ScopedTokens(cfg.token_ttl_s)
         if cfg.sink == "drop":
-            self.drop_sink = DropSink(cfg.columns, self.stats, check_keys=cfg.check_keys)
+            self.drop_sink = DropSink(
+                cfg.columns, self.stats, check_keys=cfg.check_keys, check_rows=cfg.sink_check
+            )
         self.api = SnowpipeApi(
             target, self.tokens, self.lander, self.stats, overrides, self.drop_sink,
             cfg.answer_delay_s,
