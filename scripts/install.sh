@@ -24,6 +24,6 @@ if command -v rustup >/dev/null; then
     rustup component add rustfmt clippy >/dev/null 2>&1 || true
 fi
 python3 -m pip install --quiet --disable-pip-version-check --upgrade pip
-python3 -m pip install --quiet --disable-pip-version-check ".[test,sdk,emulator,chart,dashboard,monitor]"
+python3 -m pip install --quiet --disable-pip-version-check ".[test,sdk,emulator,iceberg,chart,dashboard,monitor]"
 bash scripts/install_browser.sh
 python3 -c "import elastic_native, elastic_channels; print('installed elastic_native', elastic_native.__version__)"

@@ -132,6 +132,14 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument("--duckdb-threads", type=int, default=2, help="DuckDB threads (default 2)")
     s.add_argument(
+        "--table-format",
+        choices=("native", "iceberg"),
+        default="native",
+        help="native: rows land in a DuckDB table (default); iceberg: in an Apache Iceberg "
+        "table in DATA_DIR/iceberg (Parquet + metadata, one commit per landed flush), "
+        "queried as the same RESORT_SALES (needs the iceberg extra)",
+    )
+    s.add_argument(
         "--sink",
         choices=SINKS,
         default="land",
@@ -218,6 +226,7 @@ def serve(args: argparse.Namespace) -> int:
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
         check_keys=not args.no_key_check, sink=args.sink, answer_delay_s=args.answer_delay_s,
         sink_check=not args.no_sink_check,
+        table_format=args.table_format,
         limits=HttpLimits(
             header_timeout_s=args.header_timeout_seconds,
             body_timeout_s=args.body_timeout_seconds,

@@ -48,6 +48,7 @@ __all__ = ["DB_FILE", "SERVER_FILE", "Emulator", "EmulatorConfig", "write_json_a
 
 DB_FILE = "emulator.duckdb"
 SERVER_FILE = "server.json"
+TABLE_FORMATS = ("native", "iceberg")
 
 #: SDK properties that keep a flush inline ("rowset mode") instead of switching to
 #: encrypted file upload to cloud storage, which a local emulator cannot serve.
@@ -84,6 +85,9 @@ class EmulatorConfig:
     limits: HttpLimits = field(default_factory=HttpLimits)
     #: More endpoints to serve (e.g. Snowflake's SQL API), after the built-in ones.
     extra_routes: Sequence[Route] = ()
+    #: "native": rows land in a DuckDB table; "iceberg": in an Apache Iceberg table in
+    #: DATA_DIR/iceberg (the ``iceberg`` extra), queried through a view of the same name.
+    table_format: str = "native"
     #: "land" (spool, then DuckDB) or "drop": check every row, ack, discard (drop_sink.py).
     sink: str = "land"
     #: Wait this long before answering each rows request (a real account's latency).
@@ -102,17 +106,34 @@ class EmulatorConfig:
             raise ValueError(f"answer delay must be 0..600 s, got {self.answer_delay_s:g}")
         for name in ("account", "user", "database", "schema", "pipe", "table"):
             setattr(self, name, getattr(self, name).upper())
+        if self.table_format not in TABLE_FORMATS:
+            raise ValueError(
+                f"table_format must be one of {TABLE_FORMATS}, got {self.table_format!r}"
+            )
 
 
-def _open_store_nicer(*args: Any, **kwargs: Any) -> Store:
+def _store_class(table_format: str) -> type[Store]:
+    if table_format != "iceberg":
+        return Store
+    try:
+        from .iceberg_store import IcebergStore
+    except ImportError as e:
+        raise ValueError(
+            f"--table-format iceberg needs pyiceberg and pyarrow ({e}): pip install '.[iceberg]'"
+        ) from None
+    return IcebergStore
+
+
+def _open_store_nicer(*args: Any, table_format: str = "native", **kwargs: Any) -> Store:
     """Open the database from a thread of landing priority, so that DuckDB's worker
     threads (started with it) inherit that priority, not the HTTP threads' one."""
     out: dict[str, Any] = {}
+    store_class = _store_class(table_format)
 
     def open_it() -> None:
         lower_thread_priority()
         try:
-            out["store"] = Store(*args, **kwargs)
+            out["store"] = store_class(*args, **kwargs)
         except BaseException as e:
             out["error"] = e
 
@@ -166,6 +187,7 @@ class Emulator:
         self.store = _open_store_nicer(
             cfg.data_dir / DB_FILE, cfg.table, cfg.columns, threads=cfg.duckdb_threads,
             work_dir=work_dir_of(spool), check_keys=cfg.check_keys,
+            table_format=cfg.table_format,
         )  # fmt: skip
         self.lander = Lander(spool, self.store, self.stats, fsync=cfg.fsync)
         self.lander.start()

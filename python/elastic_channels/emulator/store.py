@@ -25,7 +25,7 @@ import duckdb
 from .rowparse import NOT_BLANK, SOURCE, parse_sql
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
-__all__ = ["ERRORS_TABLE", "LANDED_TABLE", "LandedFile", "Store", "StoreError"]
+__all__ = ["ERRORS_TABLE", "ICEBERG_DIR", "LANDED_TABLE", "LandedFile", "Store", "StoreError"]
 
 log = logging.getLogger("elastic_channels.emulator")
 
@@ -33,6 +33,8 @@ log = logging.getLogger("elastic_channels.emulator")
 ERRORS_TABLE = "_EMULATOR_ERRORS"
 #: One row per landed request, committed with its rows.
 LANDED_TABLE = "_EMULATOR_LANDED"
+#: The Iceberg warehouse (catalog, metadata, Parquet), beside the database file.
+ICEBERG_DIR = "iceberg"
 
 _DDL = (
     f"""CREATE TABLE IF NOT EXISTS {ERRORS_TABLE} (
@@ -80,6 +82,7 @@ class Store:
     ) -> None:
         self.table = table
         self.columns = tuple(columns)
+        self.db_path = Path(db_path)
         try:
             self._con = duckdb.connect(
                 str(db_path),
@@ -90,13 +93,17 @@ class Store:
             # FSST costs ~2 ms/MB at checkpoint; dictionary/RLE still apply.
             self._con.execute("SET GLOBAL disabled_compression_methods = 'fsst'")
             if not read_only:
-                self._con.execute(create_table_sql(table, columns))
                 for ddl in _DDL:
                     self._con.execute(ddl)
-                self._check_table(db_path)
-            if work_dir is not None:
-                allowed = str(Path(work_dir).resolve()) + "/"
-                self._con.execute(f"SET GLOBAL allowed_directories = [{_sql_str(allowed)}]")
+                self._create_landing_table()
+            # Queries may read the lander's work files and, for an Iceberg table, its
+            # Parquet files (RESORT_SALES is then a view over them); nothing else.
+            iceberg = self.db_path.parent / ICEBERG_DIR
+            allowed = [Path(work_dir)] if work_dir is not None else []
+            allowed += [iceberg] if iceberg.is_dir() else []
+            if allowed:
+                dirs = ", ".join(_sql_str(str(d.resolve()) + "/") for d in allowed)
+                self._con.execute(f"SET GLOBAL allowed_directories = [{dirs}]")
             self._con.execute("SET GLOBAL enable_external_access = false")
             self._con.execute("SET GLOBAL lock_configuration = true")
         except duckdb.Error as e:
@@ -107,6 +114,24 @@ class Store:
             f"SELECT {names}, now()"
         )
         self._parse_sql = parse_sql(columns, check_keys=check_keys)
+
+    def _create_landing_table(self) -> None:
+        """The native landing table (a DuckDB table), refused if made otherwise before."""
+        if self._is_view(self.table):
+            self._con.close()
+            raise StoreError(
+                f"{self.table} in {self.db_path} is an Iceberg table (a view over its files); "
+                "start with --table-format iceberg, or use a fresh --data-dir"
+            )
+        self._con.execute(create_table_sql(self.table, self.columns))
+        self._check_table(self.db_path)
+
+    def _is_view(self, name: str) -> bool:
+        return bool(
+            self._con.execute(
+                "SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]
+            ).fetchone()[0]  # type: ignore[index]
+        )
 
     def _check_table(self, db_path: Path) -> None:
         """Refuse a database whose table was made from another schema."""
@@ -138,6 +163,42 @@ class Store:
         row = self._con.execute(f"SELECT coalesce(max(SEQ), 0) FROM {LANDED_TABLE}").fetchone()
         return int(row[0]) if row else 0
 
+    def _count_lines(
+        self, cur: duckdb.DuckDBPyConnection, files: dict[str, Path]
+    ) -> tuple[str, dict[str, LandedFile], dict[str, str]]:
+        """The parse query over ``files`` and each file's rows (all counted as landed)."""
+        paths = ", ".join(_sql_str(str(p)) for p in files.values())
+        source = (
+            f"read_csv([{paths}], columns={{'_SRC': 'VARCHAR'}}, delim='\\x01', quote='', "
+            "escape='', header=false, auto_detect=false, new_line='\\n', filename=true, "
+            "max_line_size=67108864, strict_mode=false)"
+        )
+        by_path = {str(p): name for name, p in files.items()}
+        results = {name: LandedFile() for name in files}
+        for path, n in cur.execute(
+            f"SELECT filename, count(*) FROM {source} WHERE {NOT_BLANK} GROUP BY 1"
+        ).fetchall():
+            results[by_path[path]] = LandedFile(int(n), int(n))
+        return self._parse_sql.replace(SOURCE, source), results, by_path
+
+    @staticmethod
+    def _explain_refused(
+        cur: duckdb.DuckDBPyConnection,
+        parse: str,
+        results: dict[str, LandedFile],
+        by_path: dict[str, str],
+        inserted: int,
+    ) -> None:
+        """If fewer rows landed than were parsed (rare), parse again for why, and where."""
+        if inserted == sum(r.parsed for r in results.values()):
+            return
+        for path, err, excerpt, digest in cur.execute(
+            f"SELECT _FILE, _ERR, _EXCERPT, _MD5 FROM ({parse}) WHERE _ERR IS NOT NULL"
+        ).fetchall():
+            got = results[by_path[path]]
+            got.errors.append((err, excerpt, digest))
+            got.inserted -= 1
+
     def land(
         self,
         files: dict[str, Path],
@@ -150,33 +211,15 @@ class Store:
         with the per-file results and returns the ``_EMULATOR_LANDED`` and
         ``_EMULATOR_ERRORS`` rows to commit with them. ``crash(point)`` is the test hook.
         """
-        paths = ", ".join(_sql_str(str(p)) for p in files.values())
-        source = (
-            f"read_csv([{paths}], columns={{'_SRC': 'VARCHAR'}}, delim='\\x01', quote='', "
-            "escape='', header=false, auto_detect=false, new_line='\\n', filename=true, "
-            "max_line_size=67108864, strict_mode=false)"
-        )
-        by_path = {str(p): name for name, p in files.items()}
         cur = self._con.cursor()
         try:
             cur.execute("BEGIN")
             try:
-                parse = self._parse_sql.replace(SOURCE, source)
-                results = {name: LandedFile() for name in files}
-                for path, n in cur.execute(
-                    f"SELECT filename, count(*) FROM {source} WHERE {NOT_BLANK} GROUP BY 1"
-                ).fetchall():
-                    results[by_path[path]] = LandedFile(int(n), int(n))
+                parse, results, by_path = self._count_lines(cur, files)
                 row = cur.execute(f"{self._insert_sql} FROM ({parse}) WHERE _ERR IS NULL")
-                inserted = int(row.fetchone()[0])
-                if inserted != sum(r.parsed for r in results.values()):
-                    # Some rows were refused (rare): parse again for why, and where.
-                    for path, err, excerpt, digest in cur.execute(
-                        f"SELECT _FILE, _ERR, _EXCERPT, _MD5 FROM ({parse}) WHERE _ERR IS NOT NULL"
-                    ).fetchall():
-                        got = results[by_path[path]]
-                        got.errors.append((err, excerpt, digest))
-                        got.inserted -= 1
+                count = row.fetchone()
+                inserted = int(count[0]) if count else 0
+                self._explain_refused(cur, parse, results, by_path, inserted)
                 landed_rows, error_rows = record(results)
                 cur.executemany(
                     f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now())",

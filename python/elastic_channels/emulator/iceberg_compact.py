@@ -1,0 +1,124 @@
+"""Small-file compaction for the emulator's Iceberg table.
+
+Every landed flush is its own commit and so its own data file: at 20 MB/s of NDJSON and
+one flush a second that is a ~2-3 MB Parquet file a second. After each commit the
+compactor (a background thread, landing priority) looks at the current snapshot: once
+:data:`MIN_FILES` files are under :data:`SMALL_FILE_BYTES`, it reads the oldest of them
+(at most :data:`MAX_INPUT_BYTES`), writes them as one file and commits one snapshot that
+replaces them (Iceberg ``overwrite``: delete those files, add the new one; no row
+changes). Reading and writing happen outside the commit lock; only the commit holds it,
+so landing goes on meanwhile. Then older snapshots are expired and files no snapshot
+refers to are deleted, those just replaced after :data:`GRACE_S` (a query may still be
+reading them). Each byte is rewritten about once: a merged file is small only while the
+rate is low.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .lander import lower_thread_priority
+
+if TYPE_CHECKING:
+    from .iceberg_store import IcebergStore
+
+__all__ = ["GRACE_S", "MAX_INPUT_BYTES", "MIN_FILES", "SMALL_FILE_BYTES", "Compactor"]
+
+log = logging.getLogger("elastic_channels.emulator")
+
+#: Data files under this size (Parquet bytes) are merged ...
+SMALL_FILE_BYTES = 16 << 20
+#: ... once there are this many of them ...
+MIN_FILES = 8
+#: ... reading at most this much per merge (bounds the memory a merge needs).
+MAX_INPUT_BYTES = 64 << 20
+#: Replaced files stay on disk this long for queries that planned them.
+GRACE_S = 60.0
+
+
+class Compactor:
+    """Merges small data files of an :class:`IcebergStore`'s table in the background."""
+
+    def __init__(self, store: IcebergStore) -> None:
+        self._store = store
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._replaced: list[tuple[float, list[str]]] = []
+        self.compactions = 0
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="emulator-compactor", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        """A commit happened: look again."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 60.0) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        lower_thread_priority()
+        while not self._stopping:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            try:
+                while self.compact_once() and not self._stopping:
+                    pass
+            except Exception:  # never take the emulator down: the files stay small
+                log.exception("Iceberg compaction failed; the table is unchanged")
+
+    def compact_once(self) -> bool:
+        """One merge if enough small files wait; whether one was committed."""
+        store = self._store
+        ice = store.iceberg
+        with store.commit_lock:
+            small = [f for f in ice.data_files() if f.file_size_in_bytes < SMALL_FILE_BYTES]
+        if len(small) < MIN_FILES:
+            return False
+        chosen, size = [], 0
+        for f in small:
+            if chosen and size + f.file_size_in_bytes > MAX_INPUT_BYTES:
+                break
+            chosen.append(f)
+            size += f.file_size_in_bytes
+        if len(chosen) < 2:
+            return False
+        paths = [f.file_path.removeprefix("file://") for f in chosen]
+        rows = pa.concat_tables([pq.read_table(p) for p in paths]).cast(ice.arrow_schema)
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+        new = list(_dataframe_to_data_files(ice.table.metadata, rows, ice.table.io))
+        with store.commit_lock:
+            ice.replace_files(chosen, new)
+            self.compactions += 1
+            cur = store.connection.cursor()
+            try:
+                store.refresh_view(cur)
+            finally:
+                cur.close()
+            self._replaced.append((time.monotonic(), paths))
+            if store.may_expire:
+                snap = ice.table.current_snapshot()
+                assert snap is not None
+                ice.expire_before(snap.snapshot_id)
+                self._replaced = [
+                    (t, p) for t, p in self._replaced if time.monotonic() - t < GRACE_S
+                ]
+                ice.remove_unreferenced(p for _, ps in self._replaced for p in ps)
+        log.info(
+            "compacted %d Iceberg data files (%.1f MB) into %d", len(chosen), size / 1e6, len(new)
+        )
+        return True

@@ -1,0 +1,166 @@
+"""Spool + lander + the Iceberg store, without HTTP: rows land as Iceberg commits, with the
+native path's casts and errors, queried through the same SQL; compaction; restarts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import zstandard
+
+pytest.importorskip("pyiceberg")
+
+from elastic_channels.emulator import iceberg_compact
+from elastic_channels.emulator.iceberg_store import IcebergStore
+from elastic_channels.emulator.iceberg_table import LANDED_PROPERTY
+from elastic_channels.emulator.lander import Lander
+from elastic_channels.emulator.stats import Stats
+from elastic_channels.emulator.store import Store, StoreError
+from elastic_channels.model import COLUMNS
+from elastic_channels.rows import ResortGenerator
+
+KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
+T_US = 1_700_000_000_000_000
+
+
+def _open(tmp_path, **kwargs) -> IcebergStore:
+    work = tmp_path / "spool-work"
+    work.mkdir(parents=True, exist_ok=True)
+    return IcebergStore(
+        tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, work_dir=work, **kwargs
+    )
+
+
+@pytest.fixture
+def parts(tmp_path):
+    store = _open(tmp_path, compact=False)
+    stats = Stats()
+    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
+    lander.start()
+    yield store, stats, lander
+    lander.stop(10)
+    store.close()
+
+
+def _count(store, where="TRUE"):
+    return store.query(f"SELECT count(*) FROM RESORT_SALES WHERE {where}")[1][0][0]
+
+
+def test_an_empty_table_is_queryable_with_its_types(tmp_path):
+    store = _open(tmp_path, compact=False)
+    try:
+        assert _count(store) == 0
+        _cols, rows = store.query("DESCRIBE RESORT_SALES")
+        types = {r[0]: r[1] for r in rows}
+        assert types["SALE_TIME"] == "TIMESTAMP WITH TIME ZONE"
+        assert types["AMOUNT"] == "DECIMAL(14,2)" and types["QUANTITY"] == "INTEGER"
+    finally:
+        store.close()
+
+
+def test_each_landed_batch_is_one_iceberg_commit_recording_its_requests(parts):
+    store, stats, lander = parts
+    gen = ResortGenerator("ice", 0)
+    for i in range(3):
+        body = gen.next_batch(400, T_US) + b"\n"
+        lander.put(KEY, f"req-{i}", zstandard.ZstdCompressor().compress(body), "zstd", len(body))
+        assert lander.wait_idle(30)  # one batch each
+    assert _count(store) == 1200
+    assert _count(store, "_COMMIT_TIME >= SALE_TIME") == 1200
+    snaps = store.iceberg.table.metadata.snapshots
+    recorded = [json.loads(s.summary.additional_properties[LANDED_PROPERTY]) for s in snaps]
+    assert [[r[1] for r in rec] for rec in recorded] == [["req-0"], ["req-1"], ["req-2"]]
+    assert [rec[0][7:9] for rec in recorded] == [[400, 400]] * 3  # parsed, inserted
+    # The same records are in DuckDB, and the view reads exactly the current files.
+    landed = store.query("SELECT REQUEST_ID, ROWS_INSERTED FROM _EMULATOR_LANDED ORDER BY SEQ")
+    assert landed[1] == [("req-0", 400), ("req-1", 400), ("req-2", 400)]
+    assert store.iceberg.table.scan().to_arrow().num_rows == 1200
+    assert stats.snapshot()["rows_landed"] == 1200
+
+
+def test_bad_rows_are_rejected_as_on_the_native_table(parts, tmp_path):
+    store, stats, lander = parts
+    good = ResortGenerator("mixed", 0).next_batch(50, T_US)
+    row = json.loads(good.splitlines()[0])
+    bad = [
+        {**row, "TXID": "x1", "SURPRISE": True},
+        {k: v for k, v in row.items() if k != "AMOUNT"},
+        {**row, "SALE_TIME": "not a time"},
+        {**row, "QUANTITY": 1e12},
+    ]
+    body = good + b"".join(json.dumps(b).encode() + b"\n" for b in bad)
+    lander.put(KEY, "req-mixed", body, "identity", len(body))
+    assert lander.wait_idle(30)
+    assert _count(store, "RUN_ID = 'mixed'") == 50
+    state = stats.channel(KEY)
+    assert (state.rows_parsed, state.rows_inserted, state.rows_error_count) == (54, 50, 4)
+    # The same messages the native store gives for the same body.
+    native_dir = tmp_path / "native"
+    native_dir.mkdir()
+    (native_dir / "spool-work").mkdir()
+    native = Store(native_dir / "n.duckdb", "RESORT_SALES", COLUMNS, threads=1,
+                   work_dir=native_dir / "spool-work")  # fmt: skip
+    nstats = Stats()
+    nlander = Lander(native_dir / "spool", native, nstats, fsync=False)
+    nlander.start()
+    nlander.put(KEY, "req-mixed", body, "identity", len(body))
+    assert nlander.wait_idle(30)
+    nlander.stop(10)
+    q = "SELECT LINE_NUMBER, MESSAGE FROM _EMULATOR_ERRORS ORDER BY LINE_NUMBER"
+    assert store.query(q)[1] == native.query(q)[1]
+    assert len(store.query(q)[1]) == 4
+    native.close()
+
+
+def test_restart_reads_the_same_table_and_refuses_the_other_format(tmp_path):
+    store = _open(tmp_path, compact=False)
+    stats = Stats()
+    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
+    lander.start()
+    body = ResortGenerator("again", 0).next_batch(100, T_US)
+    lander.put(KEY, "r", body, "identity", len(body))
+    assert lander.wait_idle(30)
+    lander.stop(10)
+    store.close()
+    again = _open(tmp_path, compact=False)
+    try:
+        assert _count(again) == 100
+        assert again.max_landed_seq() == 1
+    finally:
+        again.close()
+    with pytest.raises(StoreError, match="Iceberg table"):
+        Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
+    # Offline (read-only) queries read the Iceberg files through the persisted view.
+    offline = Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, read_only=True)
+    try:
+        assert _count(offline) == 100
+    finally:
+        offline.close()
+
+
+def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch):
+    monkeypatch.setattr(iceberg_compact, "MIN_FILES", 4)
+    monkeypatch.setattr(iceberg_compact, "GRACE_S", 0.0)
+    store = _open(tmp_path, compact=False)  # compacted by hand below
+    stats = Stats()
+    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
+    lander.start()
+    gen = ResortGenerator("small", 0)
+    try:
+        for i in range(6):
+            body = gen.next_batch(200, T_US)
+            lander.put(KEY, f"r{i}", body, "identity", len(body))
+            assert lander.wait_idle(30)
+        assert len(store.iceberg.data_files()) == 6
+        before = sorted(store.query("SELECT TXID, AMOUNT, _COMMIT_TIME FROM RESORT_SALES")[1])
+        assert store.compactor.compact_once()
+        assert len(store.iceberg.data_files()) == 1
+        assert len(store.iceberg.table.metadata.snapshots) == 1  # older ones expired
+        after = sorted(store.query("SELECT TXID, AMOUNT, _COMMIT_TIME FROM RESORT_SALES")[1])
+        assert after == before and len(after) == 1200
+        on_disk = list((store.iceberg.warehouse / "PUBLIC" / "RESORT_SALES" / "data").glob("*"))
+        assert len(on_disk) == 1, "replaced files are deleted"
+        assert not store.compactor.compact_once()  # nothing small enough left to merge
+    finally:
+        lander.stop(10)
+        store.close()
