@@ -45,9 +45,19 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     local_args.add_argument(
         "--data-dir",
         type=Path,
-        default=DEFAULT_HOME / "emulator",
+        default=None,
         help="the embedded emulator's data, kept so the table can be queried afterwards "
-        "(default: %(default)s)",
+        f"(default: {DEFAULT_HOME / 'emulator'}, or {DEFAULT_HOME / 'emulator-iceberg'} with "
+        "--table-format iceberg)",
+    )
+    local_args.add_argument(
+        "--table-format",
+        choices=("native", "iceberg"),
+        default="native",
+        help="what the embedded emulator lands into: a native (DuckDB) table, or an Apache "
+        "Iceberg table (Parquet + Iceberg metadata in DATA_DIR/iceberg, one commit per "
+        "landed flush; needs the iceberg extra). Against Snowflake the table is what setup "
+        "made (setup --table-format)",
     )
     local_args.add_argument(
         "--chart",
@@ -102,6 +112,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"elastic-channels run: error: {error}", file=sys.stderr)
         return 2
     run_id = v["run_id"]
+    if args.data_dir is None:
+        suffix = "-iceberg" if args.table_format == "iceberg" else ""
+        args.data_dir = DEFAULT_HOME / f"emulator{suffix}"
     real = bool(v["profile"] or os.environ.get("SNOWFLAKE_ACCOUNT"))
     emu = None
     if real:
@@ -109,12 +122,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         target = "Snowflake"
     else:
         from ..emulator import Emulator, EmulatorConfig
+        from ..emulator.store import StoreError
 
-        emu = Emulator(EmulatorConfig(data_dir=args.data_dir, append_buffer_ms=100)).start()
+        try:
+            config = EmulatorConfig(
+                data_dir=args.data_dir, append_buffer_ms=100, table_format=args.table_format
+            )
+            emu = Emulator(config).start()
+        except (ValueError, OSError, StoreError) as e:
+            print(f"elastic-channels run: error: the emulator did not start: {e}", file=sys.stderr)
+            return 2
         info_file = args.data_dir / "info.json"
         write_info(info_file, emu.info())
         common = flag_args({**v, "profile": str(info_file)})
-        target = f"the embedded emulator at {emu.url} (data in {args.data_dir})"
+        kind = "an Iceberg table" if args.table_format == "iceberg" else "a native table"
+        target = f"the embedded emulator at {emu.url} ({kind}, data in {args.data_dir})"
     common += args.worker_arg
     print(
         f"run {run_id}: {args.workers} worker(s) x {v['target_bps'] / 1e6:g} MB/s for "
@@ -183,6 +205,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     ok = not failed and len(summaries) == args.workers and (landed is None or landed["lost"] == 0)
+    ice = (landed or {}).get("iceberg")
+    if ice and ice["run_rows_read_by_pyiceberg"] != landed["rows_landed"]:  # type: ignore[index]
+        print("the Iceberg table read by pyiceberg disagrees with the SQL count", file=sys.stderr)
+        ok = False
     under = [s["worker_id"] for s in summaries if s.get("under_target")]
     if under:
         print(

@@ -50,7 +50,9 @@ def verify_landed(
         "SELECT epoch_ms(_COMMIT_TIME) - epoch_ms(SALE_TIME) AS ms FROM RESORT_SALES "
         f"WHERE RUN_ID = '{rid}')"
     )[0]
+    iceberg = _iceberg_report(emu, run_id)
     return {
+        **({"iceberg": iceberg} if iceberg is not None else {}),
         "rows_expected": sum(expected.values()) if not gone else None,
         "rows_landed": total_rows,
         "duplicates": total_rows - distinct,
@@ -60,6 +62,23 @@ def verify_landed(
         "visible_p50_ms": None if lat[0] is None else round(float(lat[0]), 1),
         "visible_p99_ms": None if lat[1] is None else round(float(lat[1]), 1),
     }
+
+
+def _iceberg_report(emu: Any, run_id: str) -> dict[str, Any] | None:
+    """For an Iceberg table: its current snapshot, the files written, and this run's rows
+    as pyiceberg itself reads them from the catalog (not through the emulator's SQL)."""
+    store = getattr(emu, "store", None)
+    if store is None or not hasattr(store, "iceberg_summary"):
+        return None
+    import pyarrow.compute as pc
+    from pyiceberg.expressions import EqualTo
+
+    out = store.iceberg_summary()
+    table = store.iceberg.catalog.load_table(store.iceberg.identifier)  # a fresh read
+    rows = table.scan(row_filter=EqualTo("RUN_ID", run_id), selected_fields=("TXID",)).to_arrow()
+    out["run_rows_read_by_pyiceberg"] = rows.num_rows
+    out["run_distinct_txids_read_by_pyiceberg"] = int(pc.count_distinct(rows["TXID"]).as_py())
+    return out
 
 
 def _killed_report(k: dict[str, Any], landed: tuple[int, int, int | None] | None) -> dict:
@@ -77,7 +96,20 @@ def _killed_report(k: dict[str, Any], landed: tuple[int, int, int | None] | None
 
 
 def describe(landed: dict[str, Any]) -> str:
-    """The landed line ``elastic-channels run`` prints."""
+    """The landed line ``elastic-channels run`` prints (and one for an Iceberg table)."""
+    ice = landed.get("iceberg")
+    if ice is None:
+        return _describe(landed)
+    return _describe(landed) + (
+        f"\nIceberg table {ice['warehouse']}: snapshot {ice['snapshot_id']}, "
+        f"{ice['data_files']} data file(s) ({ice['files_written']} written, "
+        f"{ice['bytes_written'] / 1e6:.1f} MB, {ice['compactions']} compaction(s)); pyiceberg "
+        f"reads {ice['run_rows_read_by_pyiceberg']:,} rows of this run "
+        f"({ice['run_distinct_txids_read_by_pyiceberg']:,} distinct TXIDs)"
+    )
+
+
+def _describe(landed: dict[str, Any]) -> str:
     tail = f"ingest-to-visible p50 {landed['visible_p50_ms']} ms, p99 {landed['visible_p99_ms']} ms"
     if landed["lost"] is not None:
         return (
