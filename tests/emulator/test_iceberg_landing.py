@@ -4,6 +4,7 @@ native path's casts and errors, queried through the same SQL; compaction; restar
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import zstandard
@@ -140,7 +141,7 @@ def test_restart_reads_the_same_table_and_refuses_the_other_format(tmp_path):
 
 def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch):
     monkeypatch.setattr(iceberg_compact, "MIN_FILES", 4)
-    monkeypatch.setattr(iceberg_compact, "GRACE_S", 0.0)
+    monkeypatch.setattr(iceberg_compact, "GRACE_S", 3600.0)
     store = _open(tmp_path, compact=False)  # compacted by hand below
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
@@ -158,9 +159,38 @@ def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch
         assert len(store.iceberg.table.metadata.snapshots) == 1  # older ones expired
         after = sorted(store.query("SELECT TXID, AMOUNT, _COMMIT_TIME FROM RESORT_SALES")[1])
         assert after == before and len(after) == 1200
-        on_disk = list((store.iceberg.warehouse / "PUBLIC" / "RESORT_SALES" / "data").glob("*"))
-        assert len(on_disk) == 1, "replaced files are deleted"
+        data = store.iceberg.warehouse / "PUBLIC" / "RESORT_SALES" / "data"
+        assert len(list(data.glob("*"))) == 7, "replaced files wait out the grace period"
         assert not store.compactor.compact_once()  # nothing small enough left to merge
+    finally:
+        lander.stop(10)
+        store.close()
+    assert len(list(data.glob("*"))) == 1, "at stop, files no snapshot refers to are deleted"
+    again = _open(tmp_path, compact=False)
+    try:
+        assert _count(again) == 1200
+    finally:
+        again.close()
+
+
+def test_the_background_compactor_merges_after_commits(tmp_path, monkeypatch):
+    monkeypatch.setattr(iceberg_compact, "MIN_FILES", 3)
+    store = _open(tmp_path)  # with its compactor thread
+    lander = Lander(tmp_path / "spool", store, Stats(), fsync=False)
+    lander.start()
+    gen = ResortGenerator("bg", 0)
+    try:
+        for i in range(3):
+            body = gen.next_batch(100, T_US)
+            lander.put(KEY, f"r{i}", body, "identity", len(body))
+            assert lander.wait_idle(30)
+        deadline = time.monotonic() + 30
+        while store.compactor.compactions == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store.compactor.compactions >= 1
+        assert len(store.iceberg.data_files()) < 3
+        assert _count(store) == 300
+        assert store.iceberg_summary()["files_written"] >= 4  # 3 flushes + 1 merged
     finally:
         lander.stop(10)
         store.close()

@@ -3,14 +3,13 @@
 Every landed flush is its own commit and so its own data file: at 20 MB/s of NDJSON and
 one flush a second that is a ~2-3 MB Parquet file a second. After each commit the
 compactor (a background thread, landing priority) looks at the current snapshot: once
-:data:`MIN_FILES` files are under :data:`SMALL_FILE_BYTES`, it reads the oldest of them
+:data:`MIN_FILES` files are under :data:`SMALL_FILE_BYTES`, it reads the smallest of them
 (at most :data:`MAX_INPUT_BYTES`), writes them as one file and commits one snapshot that
 replaces them (Iceberg ``overwrite``: delete those files, add the new one; no row
 changes). Reading and writing happen outside the commit lock; only the commit holds it,
 so landing goes on meanwhile. Then older snapshots are expired and files no snapshot
 refers to are deleted, those just replaced after :data:`GRACE_S` (a query may still be
-reading them). Each byte is rewritten about once: a merged file is small only while the
-rate is low.
+reading them) or when the emulator stops.
 """
 
 from __future__ import annotations
@@ -62,10 +61,22 @@ class Compactor:
         self._wake.set()
 
     def stop(self, timeout: float = 60.0) -> None:
+        """Stop the thread; then drop old snapshots and files nobody can be reading now."""
         self._stopping = True
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._thread is not None and self._thread.is_alive():
+            return  # still merging (files being written): the next start tidies up
+        store = self._store
+        try:
+            with store.commit_lock:
+                snap = store.iceberg.table.current_snapshot()
+                if snap is not None and store.may_expire:
+                    store.iceberg.expire_before(snap.snapshot_id)
+                    store.iceberg.remove_unreferenced()
+        except Exception:
+            log.exception("could not tidy the Iceberg table at stop; the next start will")
 
     def _run(self) -> None:
         lower_thread_priority()
@@ -89,7 +100,9 @@ class Compactor:
         if len(small) < MIN_FILES:
             return False
         chosen, size = [], 0
-        for f in small:
+        # Smallest first: fresh flush files merge with each other before a merged file is
+        # read again, so a byte is rewritten about log(size) times, not once per merge.
+        for f in sorted(small, key=lambda f: f.file_size_in_bytes):
             if chosen and size + f.file_size_in_bytes > MAX_INPUT_BYTES:
                 break
             chosen.append(f)
