@@ -300,6 +300,9 @@ class Emulator:
         snap["faults"] = self.faults.snapshot()
         snap["landing_backlog"] = self.lander.pending() if self.lander else 0
         snap["port"] = self.port
+        snap["table_format"] = self.config.table_format
+        if hasattr(self.store, "iceberg_summary"):  # snapshot, data files, files written
+            snap["iceberg"] = self.store.iceberg_summary()  # type: ignore[union-attr]
         snap["sink"] = self.config.sink
         snap["answer_delay_s"] = self.config.answer_delay_s
         if self.drop_sink is not None:
