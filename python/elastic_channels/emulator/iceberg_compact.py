@@ -25,6 +25,8 @@ import pyarrow.parquet as pq
 from .lander import lower_thread_priority
 
 if TYPE_CHECKING:
+    from pyiceberg.manifest import DataFile
+
     from .iceberg_store import IcebergStore
 
 __all__ = ["GRACE_S", "MAX_INPUT_BYTES", "MIN_FILES", "SMALL_FILE_BYTES", "Compactor"]
@@ -99,7 +101,8 @@ class Compactor:
             small = [f for f in ice.data_files() if f.file_size_in_bytes < SMALL_FILE_BYTES]
         if len(small) < MIN_FILES:
             return False
-        chosen, size = [], 0
+        chosen: list[DataFile] = []
+        size = 0
         # Smallest first: fresh flush files merge with each other before a merged file is
         # read again, so a byte is rewritten about log(size) times, not once per merge.
         for f in sorted(small, key=lambda f: f.file_size_in_bytes):

@@ -75,7 +75,9 @@ def _iceberg_report(emu: Any, run_id: str) -> dict[str, Any] | None:
 
     out = store.iceberg_summary()
     table = store.iceberg.catalog.load_table(store.iceberg.identifier)  # a fresh read
-    rows = table.scan(row_filter=EqualTo("RUN_ID", run_id), selected_fields=("TXID",)).to_arrow()
+    # EqualTo's __init__ is (term, literal); mypy sees its pydantic fields instead.
+    run_rows = EqualTo("RUN_ID", run_id)  # type: ignore[call-arg, arg-type]
+    rows = table.scan(row_filter=run_rows, selected_fields=("TXID",)).to_arrow()
     out["run_rows_read_by_pyiceberg"] = rows.num_rows
     out["run_distinct_txids_read_by_pyiceberg"] = int(pc.count_distinct(rows["TXID"]).as_py())
     return out
