@@ -194,3 +194,23 @@ def test_the_background_compactor_merges_after_commits(tmp_path, monkeypatch):
     finally:
         lander.stop(10)
         store.close()
+
+
+def test_a_request_of_only_bad_rows_still_commits_its_record(parts):
+    store, stats, lander = parts
+    body = b'{"TXID": 1}\nnot json\n'
+    lander.put(KEY, "req-bad", body, "identity", len(body))
+    assert lander.wait_idle(30)
+    assert _count(store) == 0
+    landed = store.query("SELECT ROWS_PARSED, ROWS_INSERTED FROM _EMULATOR_LANDED")[1]
+    assert landed == [(2, 0)]
+    snap = store.iceberg.table.current_snapshot()
+    assert json.loads(snap.summary.additional_properties[LANDED_PROPERTY])[0][1] == "req-bad"
+    assert stats.channel(KEY).rows_error_count == 2
+
+
+def test_an_iceberg_store_refuses_a_native_database(tmp_path):
+    (tmp_path / "spool-work").mkdir()
+    Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1).close()
+    with pytest.raises(StoreError, match="native table"):
+        _open(tmp_path, compact=False)
