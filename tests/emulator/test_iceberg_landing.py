@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 
+import pyarrow.parquet as pq
 import pytest
 import zstandard
 
@@ -142,6 +143,7 @@ def test_restart_reads_the_same_table_and_refuses_the_other_format(tmp_path):
 def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch):
     monkeypatch.setattr(iceberg_compact, "MIN_FILES", 4)
     monkeypatch.setattr(iceberg_compact, "GRACE_S", 3600.0)
+    monkeypatch.setattr(iceberg_compact, "ROW_GROUP_ROWS", 500)
     store = _open(tmp_path, compact=False)  # compacted by hand below
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
@@ -155,7 +157,13 @@ def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch
         assert len(store.iceberg.data_files()) == 6
         before = sorted(store.query("SELECT TXID, AMOUNT, _COMMIT_TIME FROM RESORT_SALES")[1])
         assert store.compactor.compact_once()
-        assert len(store.iceberg.data_files()) == 1
+        (merged,) = store.iceberg.data_files()
+        assert merged.record_count == 1200
+        # Streamed a row group at a time (what bounds a merge's memory).
+        assert (
+            pq.ParquetFile(merged.file_path.removeprefix("file://")).num_row_groups == 2
+        )  # 600 + 600
+        assert store.iceberg.table.scan(row_filter="RUN_ID == 'small'").to_arrow().num_rows == 1200
         assert len(store.iceberg.table.metadata.snapshots) == 1  # older ones expired
         after = sorted(store.query("SELECT TXID, AMOUNT, _COMMIT_TIME FROM RESORT_SALES")[1])
         assert after == before and len(after) == 1200

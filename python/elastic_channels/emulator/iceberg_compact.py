@@ -4,7 +4,8 @@ Every landed flush is its own commit and so its own data file: at 20 MB/s of NDJ
 one flush a second that is a ~2-3 MB Parquet file a second. After each commit the
 compactor (a background thread, landing priority) looks at the current snapshot: once
 :data:`MIN_FILES` files are under :data:`SMALL_FILE_BYTES`, it reads the smallest of them
-(at most :data:`MAX_INPUT_BYTES`), writes them as one file and commits one snapshot that
+(at most :data:`MAX_INPUT_BYTES`), streams them into one file (a row group at a time, so
+memory stays small whatever the rows compress to) and commits one snapshot that
 replaces them (Iceberg ``overwrite``: delete those files, add the new one; no row
 changes). Reading and writing happen outside the commit lock; only the commit holds it,
 so landing goes on meanwhile. Then older snapshots are expired and files no snapshot
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -29,7 +31,14 @@ if TYPE_CHECKING:
 
     from .iceberg_store import IcebergStore
 
-__all__ = ["GRACE_S", "MAX_INPUT_BYTES", "MIN_FILES", "SMALL_FILE_BYTES", "Compactor"]
+__all__ = [
+    "GRACE_S",
+    "MAX_INPUT_BYTES",
+    "MIN_FILES",
+    "ROW_GROUP_ROWS",
+    "SMALL_FILE_BYTES",
+    "Compactor",
+]
 
 log = logging.getLogger("elastic_channels.emulator")
 
@@ -37,8 +46,10 @@ log = logging.getLogger("elastic_channels.emulator")
 SMALL_FILE_BYTES = 16 << 20
 #: ... once there are this many of them ...
 MIN_FILES = 8
-#: ... reading at most this much per merge (bounds the memory a merge needs).
-MAX_INPUT_BYTES = 64 << 20
+#: ... at most this much per merge (it is streamed, a row group at a time).
+MAX_INPUT_BYTES = 128 << 20
+#: Rows per row group of a merged file (what a merge holds in memory at once).
+ROW_GROUP_ROWS = 262_144
 #: Replaced files stay on disk this long for queries that planned them.
 GRACE_S = 60.0
 
@@ -93,6 +104,30 @@ class Compactor:
             except Exception:  # never take the emulator down: the files stay small
                 log.exception("Iceberg compaction failed; the table is unchanged")
 
+    def _merge(self, paths: list[str]) -> DataFile:
+        """Stream ``paths`` into one new Parquet file in the table's data directory (a
+        row group at a time: memory stays at about :data:`ROW_GROUP_ROWS` rows), and
+        describe it for Iceberg (its statistics read from the footer, as ``add_files``)."""
+        from pyiceberg.io.pyarrow import parquet_file_to_data_file
+
+        ice = self._store.iceberg
+        ice.data_dir.mkdir(parents=True, exist_ok=True)
+        target = ice.data_dir / f"{uuid.uuid4()}-compacted.parquet"
+        schema = ice.arrow_schema
+        pending: list[pa.RecordBatch] = []
+        rows = 0
+        with pq.ParquetWriter(target, schema, compression="zstd") as writer:
+            for path in paths:
+                for batch in pq.ParquetFile(path).iter_batches(batch_size=65536):
+                    pending.append(batch)
+                    rows += batch.num_rows
+                    if rows >= ROW_GROUP_ROWS:
+                        writer.write_table(pa.Table.from_batches(pending).cast(schema))
+                        pending, rows = [], 0
+            if pending:
+                writer.write_table(pa.Table.from_batches(pending).cast(schema))
+        return parquet_file_to_data_file(ice.table.io, ice.table.metadata, f"file://{target}")
+
     def compact_once(self) -> bool:
         """One merge if enough small files wait; whether one was committed."""
         store = self._store
@@ -113,10 +148,7 @@ class Compactor:
         if len(chosen) < 2:
             return False
         paths = [f.file_path.removeprefix("file://") for f in chosen]
-        rows = pa.concat_tables([pq.read_table(p) for p in paths]).cast(ice.arrow_schema)
-        from pyiceberg.io.pyarrow import _dataframe_to_data_files
-
-        new = list(_dataframe_to_data_files(ice.table.metadata, rows, ice.table.io))
+        new = [self._merge(paths)]
         with store.commit_lock:
             ice.replace_files(chosen, new)
             self.compactions += 1

@@ -130,6 +130,8 @@ class IcebergTable:
                 "--data-dir"
             )
         self.arrow_schema: pa.Schema = schema.as_arrow()
+        #: Where the table's Parquet data files are.
+        self.data_dir = Path(_local(self.table.location())) / "data"
         #: Data files and their bytes written by this process (appends and compaction).
         self.files_written = 0
         self.bytes_written = 0
@@ -210,7 +212,7 @@ class IcebergTable:
                 used.add(_local(manifest.manifest_path))
                 for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
                     used.add(_local(entry.data_file.file_path))
-        base = self.warehouse / NAMESPACE / self.identifier.split(".", 1)[1]
+        base = self.data_dir.parent
         removed = 0
         for pattern in ("data/*.parquet", "metadata/*.avro"):
             for path in base.glob(pattern):
