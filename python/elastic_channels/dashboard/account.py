@@ -61,7 +61,7 @@ class AccountSource(DataSource):
         self._params = _params(profile)
         self._lock = threading.Lock()
         self._conn: Any = None
-        self.description = (
+        self._description = (
             f"account {self._params['account']}, "
             f"{self._params['database']}.{self._params['schema']}"
         )

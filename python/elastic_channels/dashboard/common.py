@@ -113,4 +113,4 @@ def pick_run(run_ids: list[str], key: str, extra: Sequence[str] = ()) -> str:
         key=key,
         format_func=lambda o: f"latest: {run_ids[0]}" if o == LATEST else o,
     )
-    return run_ids[0] if choice == LATEST else choice
+    return run_ids[0] if choice in (LATEST, None) else str(choice)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -25,7 +27,7 @@ TITLE = "Resort sales"
 _TIMES = ("FIRST_SALE", "LAST_SALE", "LAST_COMMIT")
 
 
-def _ms(v: object) -> str:
+def _ms(v: Any) -> str:
     return "-" if v is None or pd.isna(v) else f"{float(v):,.0f} ms"
 
 

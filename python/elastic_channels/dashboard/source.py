@@ -56,7 +56,11 @@ class DataSource:
 
     dialect: Dialect
     #: Shown under the page title: what is being read.
-    description: str
+    _description: str = ""
+
+    @property
+    def description(self) -> str:
+        return self._description
 
     def rows(self, sql: str) -> list[dict[str, Any]]:
         raise NotImplementedError

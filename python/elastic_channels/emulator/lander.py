@@ -180,7 +180,8 @@ class Lander:
                 ):
                     break
                 self._cond.wait(linger)
-            batch, raw = [], 0
+            batch: list[SpoolEntry] = []
+            raw = 0
             while self._queue and len(batch) < MAX_BATCH_FILES and raw < MAX_BATCH_RAW_BYTES:
                 entry = self._queue.popleft()
                 batch.append(entry)

@@ -53,7 +53,7 @@ def line_numbers(raw: bytes, digests: Sequence[str]) -> list[int]:
 
     A digest given k times takes the first k lines that have it, in order.
     """
-    wanted = defaultdict(int)
+    wanted: dict[str, int] = defaultdict(int)
     for d in digests:
         wanted[d] += 1
     found: dict[str, list[int]] = defaultdict(list)

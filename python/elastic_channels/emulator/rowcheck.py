@@ -52,7 +52,7 @@ class RowChecker:
                 bad = con.execute(
                     "SELECT _ERR, _EXCERPT, _MD5 FROM p WHERE _ERR IS NOT NULL"
                 ).fetchall()
-                (parsed,) = con.execute("SELECT count(*) FROM p").fetchone()
+                (parsed,) = con.execute("SELECT count(*) FROM p").fetchone() or (0,)
             finally:
                 con.close()
         numbers = line_numbers(raw, [d for _, _, d in bad])

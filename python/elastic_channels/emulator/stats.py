@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -56,7 +56,7 @@ class Stats:
         self.requests: Counter[str] = Counter()
         self.responses: Counter[str] = Counter()
         self.faults_fired: Counter[str] = Counter()
-        self.handler_seconds: Counter[str] = Counter()
+        self.handler_seconds: defaultdict[str, float] = defaultdict(float)
         self.bytes_wire = 0
         self.bytes_raw = 0
         self.appends_acked = 0
