@@ -11,7 +11,6 @@ import pytest
 from emulator_support import make_emulator, sdk_available
 from worker_support import WorkerRun, worker_args, worker_env
 
-from elastic_channels.emulator.sql_api import statements_route
 from elastic_channels.fleet.report import aggregate_window
 from elastic_channels.monitor import histogram
 from elastic_channels.monitor.monitor import Monitor, fleet_windows
@@ -22,9 +21,7 @@ RUN = "monitor-e2e"
 
 
 def test_two_workers_windows_and_visible_latency_in_the_emulators_table(tmp_path: Path):
-    holder: dict = {}
-    emu = make_emulator(tmp_path, extra_routes=[statements_route(lambda: holder["emu"].store._con)])
-    holder["emu"] = emu
+    emu = make_emulator(tmp_path)  # serves the SQL API by default
     try:
         info = tmp_path / "info.json"
         info.write_text(json.dumps(emu.info()))

@@ -30,7 +30,6 @@ pytestmark = [
 
 def test_fleet_windows_are_exact_at_scale(tmp_path: Path) -> None:
     from elastic_channels.emulator import Emulator, EmulatorConfig
-    from elastic_channels.emulator.sql_api import statements_route
     from elastic_channels.fleet import local
     from elastic_channels.fleet.verify import verify_landed
     from elastic_channels.monitor import histogram
@@ -41,12 +40,7 @@ def test_fleet_windows_are_exact_at_scale(tmp_path: Path) -> None:
     n, bps, seconds = (float(x) for x in str(SCALE).split(","))
     workers = int(n)
     run_id = f"scale-{int(time.time())}"
-    holder: dict = {}
-    emu = Emulator(EmulatorConfig(
-        data_dir=tmp_path / "emu", append_buffer_ms=100,
-        extra_routes=[statements_route(lambda: holder["emu"].store._con)],
-    )).start()  # fmt: skip
-    holder["emu"] = emu
+    emu = Emulator(EmulatorConfig(data_dir=tmp_path / "emu", append_buffer_ms=100)).start()
     try:
         info = tmp_path / "info.json"
         info.write_text(json.dumps(emu.info()))

@@ -41,6 +41,7 @@ from .http_server import HttpLimits, HttpServer, check_loopback
 from .lander import Lander, lower_thread_priority
 from .routes import Route, Router
 from .spool import work_dir_of
+from .sql_api import statements_route
 from .stats import Stats
 from .store import Store
 
@@ -208,7 +209,11 @@ class Emulator:
             target, self.tokens, self.lander, self.stats, overrides, self.drop_sink,
             cfg.answer_delay_s,
         )  # fmt: skip
-        router = Router([*snowpipe_routes(self.api), *control_routes(self), *cfg.extra_routes])
+        store = self.store
+        sql_api = statements_route(lambda: store.connection)  # setup's SQL, the monitor
+        router = Router(
+            [*snowpipe_routes(self.api), sql_api, *control_routes(self), *cfg.extra_routes]
+        )
         authenticator = Authenticator(users, self.tokens, self.control_secret)
         self._app = EmulatorApp(
             router, authenticator, self.faults, self.stats,
