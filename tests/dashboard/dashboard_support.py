@@ -33,12 +33,16 @@ class LandedRun:
     rows_landed: int
 
 
-def run_into(data_dir: Path, seconds: int = 3, workers: int = 1) -> LandedRun:
-    """A real ``elastic-channels run`` into the embedded emulator at ``data_dir``."""
+def run_into(
+    data_dir: Path, seconds: int = 3, workers: int = 1, *, monitor: bool = False
+) -> LandedRun:
+    """A real ``elastic-channels run`` into the embedded emulator at ``data_dir``; with
+    ``monitor`` its in-process monitor writes the metrics table, else the table is absent
+    (the tests of the Run page write their own)."""
     cmd = [
         sys.executable, "-m", "elastic_channels", "run", "--workers", str(workers),
         "--target-bps", "5e6", "--duration-seconds", str(seconds),
-        "--data-dir", str(data_dir), "--json",
+        "--data-dir", str(data_dir), "--json", *([] if monitor else ["--no-monitor"]),
     ]  # fmt: skip
     proc = subprocess.run(
         cmd, cwd=data_dir.parent, capture_output=True, text=True, timeout=240, check=False

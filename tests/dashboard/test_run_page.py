@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dashboard_support import APP_DIR, LandedRun, fleet_windows, sql, write_metrics
+from dashboard_support import APP_DIR, LandedRun, fleet_windows, run_into, sql, write_metrics
 from streamlit.testing.v1 import AppTest
 
 from elastic_channels.dashboard.common import LATEST
@@ -150,3 +150,24 @@ def test_landed_and_duplicates_on_request(
     assert metric(at, "Duplicates") == f"{dups:,}"
     # the metrics table holds no generated-row counts: lost is not known from it
     assert metric(at, "Lost") == "unknown"
+
+
+def test_a_run_with_its_monitor_shows_what_the_monitor_wrote(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No hand-made table: `elastic-channels run` with its in-process monitor, then the
+    page over the metrics table that monitor wrote."""
+    run = run_into(tmp_path / "emu", seconds=3, workers=2, monitor=True)
+    at = render(monkeypatch, run.data_dir)
+    assert not at.error
+    assert run.run_id in at.selectbox(key="metrics_run").options[0]
+    workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
+    assert dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True)) == {0: "done", 1: "done"}
+    ((rows,),) = sql(
+        run.data_dir,
+        f"SELECT sum(ROWS_APPENDED) FROM ELASTIC_K8S_METRICS WHERE RUN_ID = '{run.run_id}' "
+        "AND NOT IS_FLEET",
+    )
+    assert rows == run.rows_landed  # every appended row landed: the table is the truth
+    assert metric(at, "Workers") == "2"
+    assert metric(at, "Rows appended") == f"{rows:,}"

@@ -248,3 +248,49 @@ def test_on_fleet_hears_each_window_once_unless_a_line_changes_it():
     monitor.feed(b.lines[0])  # a late line changes one window
     monitor.tick(now=EPOCH0 + 1000)
     assert heard[len(a.lines) :] == [b.lines[0]["window_start"]]
+
+
+def _states(sink) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for r in sink.read_rows(RUN, fleet=False):
+        out.setdefault(int(r["WORKER_ID"]), []).append(r["WORKER_STATE"])
+    return out
+
+
+def test_the_last_window_of_a_worker_says_how_it_ended():
+    """done after a clean summary, failed after one with an error; a worker with no
+    summary (killed) stays running on every row."""
+    sink = make_sink(duckdb_with_landing_table())
+    monitor = Monitor(RUN, sink, grace_s=0.0)
+    a, b = two_workers()
+    c = FakeWorker(RUN, 2, EPOCH0 + 0.5, 5.0)
+    rng = random.Random(3)
+    while c.now < c.start + 8:
+        c.step(0.25, rng)
+    for line in a.lines + b.lines + c.lines:
+        monitor.feed(line)
+    monitor.tick(now=EPOCH0 + 100)
+    assert set(_states(sink)[0]) == {"running"}
+    monitor.feed(a.summary())
+    monitor.feed(dict(b.summary(), error="channel invalidated"))
+    monitor.tick(now=EPOCH0 + 100)
+    states = _states(sink)
+    assert states[0] == ["running"] * (len(a.lines) - 1) + ["done"]
+    assert states[1] == ["running"] * (len(b.lines) - 1) + ["failed"]
+    assert set(states[2]) == {"running"}
+
+
+def test_a_metrics_table_made_before_worker_state_gets_the_column():
+    from elastic_channels.monitor.sql_client import SqlApiClient, local_transport
+    from elastic_channels.snowflake.ddl import METRICS_COLUMNS
+
+    con = duckdb_with_landing_table()
+    old = ", ".join(f'"{n}" {t}' for n, t in METRICS_COLUMNS if n != "WORKER_STATE")
+    SqlApiClient(local_transport(con)).execute(f"CREATE TABLE ELASTIC_K8S_METRICS ({old})")
+    sink = make_sink(con)
+    monitor = Monitor(RUN, sink, grace_s=0.0)
+    (a, _) = two_workers()
+    monitor.feed(a.lines[0])
+    monitor.feed(a.summary())
+    assert monitor.tick(now=EPOCH0 + 100) >= 1
+    assert [r["WORKER_STATE"] for r in sink.read_rows(RUN, fleet=False)] == ["done"]

@@ -154,9 +154,9 @@ def fleet_series(
     series = [(c, label) for c, label in SERIES if m.has(c)]
     base = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_summary')}"
     if fleet_rows and m.has("is_fleet"):
-        cols = ", ".join(f'{m.col(c)} AS "{label}"' for c, label in series)
+        listed = ", ".join(f'{m.col(c)} AS "{label}"' for c, label in series)
         return (
-            f"SELECT {m.col('end')} AS T{', ' + cols if cols else ''} {base} "
+            f"SELECT {m.col('end')} AS T{', ' + listed if listed else ''} {base} "
             f"AND {m.flag('is_fleet')} ORDER BY T"
         )
     t = d.bucket(m.col("end"), bucket_s)
@@ -173,7 +173,9 @@ def fleet_series(
 def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
     """One row per worker: its latest window's figures and its state, slowest first.
 
-    State: the monitor's own state column if it has one; else from a summary row
+    State: the state the monitor wrote on the worker's latest row if it is final
+    (``done``/``failed``: its summary came; ``running`` says nothing about a worker that
+    was killed, so the windows decide then); else from a summary row
     (``failed`` when it carries an error, else ``done``) if the table has them; else
     from the windows: a worker whose last window ended ``stale_s`` before the fleet's
     last one stopped early (``failed`` if that window counted errors, else
@@ -182,7 +184,10 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
     """
     w, end = m.col("worker"), m.col("end")
     figures = [(c, label) for c, label in WORKER_FIGURES if m.has(c)]
-    own_state = f"max(CAST({m.col('state')} AS VARCHAR))" if m.has("state") else "NULL"
+    own_state = (
+        f"lower(max_by(CAST({m.col('state')} AS VARCHAR), {m.col('end')}))"
+        if m.has("state") else "NULL"
+    )  # fmt: skip
     windows = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_fleet')}"
     latest_cols = ", ".join(f'L.{m.col(c)} AS "{label}"' for c, label in figures)
     errors = f"coalesce(L.{m.col('errors')}, 0) > 0" if m.has("errors") else "FALSE"
@@ -197,7 +202,7 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
         f"{windows} GROUP BY {w}), "
         f"HORIZON AS (SELECT max({end}) AS LAST_END {windows}) "
         "SELECT E.WID AS WORKER_ID, "
-        "CASE WHEN E.OWN_STATE IS NOT NULL THEN lower(E.OWN_STATE) "
+        "CASE WHEN E.OWN_STATE IN ('done', 'failed', 'missing') THEN E.OWN_STATE "
         "WHEN E.ERROR IS NOT NULL THEN 'failed' WHEN E.DONE = 1 THEN 'done' "
         f"WHEN L.{end} IS NULL OR L.{end} < {stale} THEN "
         f"CASE WHEN {errors} THEN 'failed' ELSE 'missing' END "

@@ -62,6 +62,8 @@ class Monitor:
         self._pending: dict[tuple[int, float], dict[str, Any]] = {}
         #: Rows each finished worker had acknowledged (from its summary line).
         self._acked: dict[int, int] = {}
+        #: How each finished worker ended (``done`` or ``failed``), from its summary.
+        self._ended: dict[int, str] = {}
         #: Lines that were not worker records, and records of another run.
         self.garbage_lines = 0
         self.other_run_lines = 0
@@ -95,8 +97,14 @@ class Monitor:
             return False
         with self._lock:
             if record["type"] == "summary":
-                self.book.finish(record["worker_id"])
-                self._acked[record["worker_id"]] = int(record.get("rows_acked") or 0)
+                wid = record["worker_id"]
+                self.book.finish(wid)
+                self._acked[wid] = int(record.get("rows_acked") or 0)
+                failed = "error" in record or int(record.get("unacked_rows") or 0) > 0
+                self._ended[wid] = "failed" if failed else "done"
+                last = self.book.last_line(wid)
+                if last is not None:  # its last window's row again, with the end state
+                    self._pending[(wid, round(float(last["window_start"]), 6))] = last
                 return True
             if pod_name or node_name:
                 record = {**record, "pod_name": pod_name, "node_name": node_name}
@@ -159,7 +167,7 @@ class Monitor:
                 for w in extra:  # commits after the workers' last window
                     fleet.append(self.book.windows.setdefault(w.window_start, w))
             out = list(self._pending.values())
-            worker_rows = [rows.worker_row(line) for line in out]
+            worker_rows = [rows.worker_row(line, self._state_of(line)) for line in out]
             assert self.run_id is not None
             fleet_dicts = [w.fleet() for w in fleet]
             fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts]
@@ -179,6 +187,14 @@ class Monitor:
                     self.on_fleet(f)
         self.rows_written += len(worker_rows) + len(fleet_rows)
         return len(worker_rows) + len(fleet_rows)
+
+    def _state_of(self, line: dict[str, Any]) -> str:
+        """``running``, or how the worker ended on the row of its last window."""
+        wid = int(line["worker_id"])
+        ended = self._ended.get(wid)
+        if ended is None or self.book.last_line(wid) != line:
+            return "running"
+        return ended
 
     def wait_visible(self, timeout_s: float = 120.0, poll_s: float = 2.0) -> bool:
         """Wait (at most ``timeout_s``) until every row the finished workers had

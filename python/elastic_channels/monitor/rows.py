@@ -57,7 +57,9 @@ def _stamp(epoch_s: float | None) -> dt.datetime | None:
     return _EPOCH + dt.timedelta(microseconds=round(float(epoch_s) * 1e6))
 
 
-def _row(w: dict[str, Any], *, fleet: bool, raw: dict[str, Any]) -> dict[str, Any]:
+def _row(
+    w: dict[str, Any], *, fleet: bool, raw: dict[str, Any], state: str | None = None
+) -> dict[str, Any]:
     row: dict[str, Any] = {
         "RUN_ID": w["run_id"],
         "WORKER_ID": None if fleet else int(w["worker_id"]),
@@ -68,6 +70,7 @@ def _row(w: dict[str, Any], *, fleet: bool, raw: dict[str, Any]) -> dict[str, An
         "WINDOW_END": _stamp(w["end"]),
         "CPU_MILLICORES": None if w.get("cpu_pct") is None else round(10 * w["cpu_pct"], 1),
         "RAW": json.dumps(raw, separators=(",", ":")),
+        "WORKER_STATE": state,
     }
     for column, key in COLUMN_KEYS.items():
         row[column] = w.get(key)
@@ -76,9 +79,10 @@ def _row(w: dict[str, Any], *, fleet: bool, raw: dict[str, Any]) -> dict[str, An
     return row
 
 
-def worker_row(line: dict[str, Any]) -> dict[str, Any]:
-    """The metrics row of one worker's window line (RAW: the line itself)."""
-    return _row(line, fleet=False, raw=line)
+def worker_row(line: dict[str, Any], state: str = "running") -> dict[str, Any]:
+    """The metrics row of one worker's window line (RAW: the line itself), in ``state``
+    (``running``, ``done`` or ``failed``)."""
+    return _row(line, fleet=False, raw=line, state=state)
 
 
 def fleet_row(run_id: str, fleet: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +98,7 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
         "is_fleet": bool(row.get("IS_FLEET")),
         "window_start": _epoch(row.get("WINDOW_START")),
         "end": _epoch(row.get("WINDOW_END")),
+        "state": row.get("WORKER_STATE"),
     }
     for column, key in COLUMN_KEYS.items():
         if column in row:

@@ -65,9 +65,11 @@ class SqlMetricsSink:
         may only write to an existing one never needs to create it."""
         try:
             self.client.execute(f"SELECT RUN_ID FROM {self.table} LIMIT 0")
-            return
         except SqlError:
             pass
+        else:
+            self._add_worker_state()
+            return
         cols = ",\n".join(f'    "{n}" {t}' for n, t in METRICS_COLUMNS)
         try:
             self.client.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (\n{cols}\n)")
@@ -76,6 +78,20 @@ class SqlMetricsSink:
                 f"the metrics table {self.table} is missing and cannot be created ({e}); "
                 "run `elastic-channels setup` with a role that may create it"
             ) from None
+
+    def _add_worker_state(self) -> None:
+        """A table made before WORKER_STATE existed gets the column (nothing else moves)."""
+        try:
+            self.client.execute(f"SELECT WORKER_STATE FROM {self.table} LIMIT 0")
+        except SqlError:
+            try:
+                self.client.execute(f"ALTER TABLE {self.table} ADD COLUMN WORKER_STATE VARCHAR")
+            except SqlError as e:
+                raise SqlError(
+                    f"the metrics table {self.table} lacks WORKER_STATE and cannot be altered "
+                    f"({e}); add it (`ALTER TABLE {self.table} ADD COLUMN WORKER_STATE "
+                    "VARCHAR`) or run `elastic-channels setup` with a role that may"
+                ) from None
 
     # --- writes ---------------------------------------------------------------------------
 

@@ -86,6 +86,14 @@ class WindowBook:
         else:
             worker.finished = True
 
+    def last_line(self, worker_id: int) -> dict[str, Any] | None:
+        """The worker's line of its latest window (None before its first)."""
+        worker = self._workers.get(worker_id)
+        if worker is None or worker.last_window == -math.inf:
+            return None
+        w = self.windows.get(worker.last_window)
+        return None if w is None else w.lines.get(worker_id)
+
     def expected(self, ws: float) -> set[int]:
         return {
             wid
