@@ -97,14 +97,25 @@ for _ in 1 2 3 4 5; do
         printf '%s\n' "$out" | grep -E '^Successfully installed' || true
         exit 0
     fi
-    missing=$(printf '%s\n' "$out" | sed -n 's/^ERROR: No matching distribution found for \(.*\)$/\1/p' | head -1)
+    # "... found for hdrhistogram<0.11,>=0.10 (from elastic-native)": the requirement
+    # without pip's note of who asked for it.
+    missing=$(printf '%s\n' "$out" |
+        sed -n 's/^ERROR: No matching distribution found for \(.*\)$/\1/p' |
+        sed 's/ (from [^)]*)$//' | head -1)
     if [ -z "$missing" ]; then
         printf '%s\n' "$out" >&2
         echo "install_target: pip could not install for linux/$ARCH (CPython 3.11, manylinux up to glibc 2.36)" >&2
         exit 1
     fi
+    if [ "$missing" = "${built:-}" ]; then
+        printf '%s\n' "$out" >&2
+        echo "install_target: built $missing for linux/$ARCH, but pip still takes no wheel of it" \
+            "(see the wheel's tags in the pip output above)" >&2
+        exit 1
+    fi
     echo "install_target: PyPI has no linux/$ARCH wheel of $missing: building it from its sdist"
     build_sdist "$missing"
+    built=$missing
 done
 echo "install_target: still missing wheels after 5 builds" >&2
 exit 1

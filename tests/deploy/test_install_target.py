@@ -8,6 +8,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,40 @@ def test_without_the_targets_python_headers_the_error_says_what_to_install(tmp_p
     assert "building it from its sdist" in proc.stdout
     assert "_sysconfigdata__aarch64-linux-gnu.py" in proc.stderr
     assert "libpython3.11-dev" in proc.stderr
+
+
+def probe_wheel(where: Path, requires: str) -> Path:
+    """A pure-Python wheel that needs ``requires``, as the project's wheel needs
+    hdrhistogram: pip then names it "... (from probe)" when nothing matches."""
+    wheel = where / "probe-1.0-py3-none-any.whl"
+    files = {
+        "probe/__init__.py": "",
+        "probe-1.0.dist-info/METADATA": (
+            f"Metadata-Version: 2.1\nName: probe\nVersion: 1.0\nRequires-Dist: {requires}\n"
+        ),
+        "probe-1.0.dist-info/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = "".join(f"{name},,\n" for name in files) + "probe-1.0.dist-info/RECORD,,\n"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+        z.writestr("probe-1.0.dist-info/RECORD", record)
+    return wheel
+
+
+def test_a_dependency_without_a_wheel_is_built_by_its_requirement(tmp_path: Path) -> None:
+    """pip reports a missing dependency as "hdrhistogram<0.11,>=0.10 (from probe)": the
+    build is asked for the requirement alone (it reaches the missing-headers check)."""
+    empty = tmp_path / "root"
+    empty.mkdir()
+    wheel = probe_wheel(tmp_path, "hdrhistogram<0.11,>=0.10")
+    proc = run_with({"TARGET_ROOT": str(empty)}, "aarch64", str(tmp_path / "site"), str(wheel))
+    assert proc.returncode != 0
+    assert "no linux/aarch64 wheel of hdrhistogram<0.11,>=0.10: building" in proc.stdout
+    assert "Invalid requirement" not in proc.stderr
+    assert "_sysconfigdata__aarch64-linux-gnu.py" in proc.stderr
 
 
 ROOTFS = REPO / "target" / "aarch64-python" / "rootfs"
