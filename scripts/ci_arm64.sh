@@ -4,11 +4,14 @@
 #   2. run the Rust unit tests and the criterion benches (test mode) under qemu-aarch64,
 #   3. run the Python parity suite against that wheel, in Debian's aarch64 CPython 3.11
 #      under qemu-aarch64 (the rootfs is unpacked with debootstrap --foreign + dpkg-deb,
-#      the test dependencies are pip-installed for the aarch64 platform).
+#      the test dependencies are pip-installed for the aarch64 platform),
+#   4. run the real worker (this wheel + the SDK's aarch64 wheel from PyPI) in that
+#      CPython under qemu-aarch64 against the x86-64 emulator on 127.0.0.1 for a few
+#      seconds at a low rate, and check that every acked row landed.
 #
 #   bash scripts/ci_arm64.sh                # everything (installs what it needs, as root)
 #   bash scripts/ci_arm64.sh --no-install   # assume the toolchain is already there
-#   bash scripts/ci_arm64.sh --no-python    # skip step 3
+#   bash scripts/ci_arm64.sh --no-python    # skip steps 3 and 4
 #
 # On a real Graviton machine none of this is needed; there the benches run with
 #   cargo bench --bench row_writer
@@ -27,7 +30,7 @@ for arg in "$@"; do
         --no-install) install=0 ;;
         --no-python) python_suite=0 ;;
         -h | --help)
-            sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -140,7 +143,7 @@ if [ "$python_suite" = 1 ]; then
     # Binary wheels for linux/aarch64 CPython 3.11 on bookworm's glibc; what PyPI has no
     # aarch64 wheel of (hdrhistogram) is cross-built from its sdist.
     PYTHON=python3 TARGET_ROOT=$rootfs bash deploy/image/install_target.sh aarch64 "$site" \
-        "$wheel" "pytest>=8" "hypothesis>=6.100" "orjson>=3.9"
+        "$wheel" "snowpipe-streaming==1.9.1" "pytest>=8" "hypothesis>=6.100" "orjson>=3.9"
 
     aarch64_python=(qemu-aarch64 -L "$rootfs" "$rootfs/usr/bin/python3.11")
     PYTHONPATH=$site "${aarch64_python[@]}" -c \
@@ -148,6 +151,55 @@ if [ "$python_suite" = 1 ]; then
 
     step "python: parity suite against the aarch64 wheel under qemu-aarch64"
     PYTHONPATH=$site "${aarch64_python[@]}" -m pytest -q -p no:cacheprovider "${PARITY_TESTS[@]}"
+fi
+
+if [ "$python_suite" = 1 ]; then
+    step "python: the worker under qemu-aarch64 (real SDK) against the emulator on 127.0.0.1"
+    work=$(mktemp -d)
+    emu_pid=
+    # shellcheck disable=SC2317  # called by the trap
+    cleanup() { [ -z "$emu_pid" ] || kill "$emu_pid" 2>/dev/null || true; rm -rf "$work"; }
+    trap cleanup EXIT
+    # The emulator is this machine's (x86-64) install of the package: python3 here.
+    python3 -m elastic_channels.emulator serve --data-dir "$work/emu" --info-file "$work/info.json" \
+        --append-buffer-ms 20 --duration 600 >"$work/emu.log" 2>&1 &
+    emu_pid=$!
+    for _ in $(seq 120); do [ -s "$work/info.json" ] && break; sleep 0.5; done
+    [ -s "$work/info.json" ] || { cat "$work/emu.log" >&2; echo "ci_arm64: the emulator did not start" >&2; exit 1; }
+    cert=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['ssl_cert_file'])" "$work/info.json")
+    # 0.5 MB/s for 5 s, then the drain; emulated aarch64 runs ~10x slower, 300 s bounds it.
+    if ! PYTHONPATH=$site SSL_CERT_FILE=$cert SS_LOG_LEVEL=error timeout 300 "${aarch64_python[@]}" \
+        -m elastic_channels.worker --run-id arm64-ci --worker-id 3 --target-bps 5e5 \
+        --duration-seconds 5 --profile "$work/info.json" >"$work/worker.out" 2>"$work/worker.err"; then
+        tail -30 "$work/worker.err" >&2
+        echo "ci_arm64: the aarch64 worker failed (or ran past 300 s)" >&2
+        exit 1
+    fi
+    python3 - "$work" <<'PY'
+import json, subprocess, sys, time
+from pathlib import Path
+
+work = Path(sys.argv[1])
+lines = [json.loads(x) for x in (work / "worker.out").read_text().splitlines() if x.startswith("{")]
+summary = next(x for x in lines if x.get("type") == "summary")
+assert summary["encoder"] == "native", f"encoder {summary['encoder']}, not the aarch64 wheel's"
+acked, unacked = summary["rows_acked"], summary["unacked_rows"]
+assert acked > 0 and unacked == 0, f"acked {acked}, unacked {unacked}: {summary}"
+sql = ("SELECT count(DISTINCT TXID) AS n FROM RESORT_SALES "
+       "WHERE RUN_ID = 'arm64-ci' AND WORKER_ID = 3")
+# An ack means the rows are in the emulator's spool; they land within a second or two.
+for _ in range(60):
+    out = subprocess.run([sys.executable, "-m", "elastic_channels.emulator", "query",
+                          "--data-dir", str(work / "emu"), sql],
+                         capture_output=True, text=True, check=True).stdout
+    landed = json.loads(out.splitlines()[0])["n"]
+    if landed >= acked:
+        break
+    time.sleep(1)
+print(f"aarch64 worker under qemu: {acked} rows acked, {landed} distinct TXIDs landed, "
+      f"{summary['mb_per_s']} MB/s, append mode {summary['append_mode']}")
+assert landed == acked, f"{landed} distinct rows landed for {acked} acked"
+PY
 fi
 
 step "done"
