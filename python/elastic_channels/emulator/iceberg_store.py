@@ -37,7 +37,16 @@ import pyarrow as pa
 from .iceberg_compact import Compactor
 from .iceberg_table import ERRORS_PROPERTY, LANDED_PROPERTY, CommitFailedException, IcebergTable
 from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
-from .store import ERRORS_TABLE, ICEBERG_DIR, LANDED_TABLE, LandedFile, Store, StoreError
+from .store import (
+    ERRORS_TABLE,
+    ICEBERG_DIR,
+    LANDED_TABLE,
+    LandedFile,
+    Store,
+    StoreError,
+    count_lines,
+    explain_refused,
+)
 
 __all__ = ["KEEP_SNAPSHOTS", "IcebergStore"]
 
@@ -163,9 +172,9 @@ class IcebergStore(Store):
         try:
             cur.execute("BEGIN")
             try:
-                parse, results, by_path = self._count_lines(cur, files)
+                parse, results, by_path = count_lines(cur, files, self._parse_sql)
                 rows = _arrow(cur.sql(self._select.format(parse=parse)))
-                self._explain_refused(cur, parse, results, by_path, rows.num_rows)
+                explain_refused(cur, parse, results, by_path, rows.num_rows)
                 landed_rows, error_rows = record(results)
             finally:
                 cur.execute("ROLLBACK")  # it only read

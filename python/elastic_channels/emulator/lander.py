@@ -76,23 +76,15 @@ class Lander:
         self._queue: deque[SpoolEntry] = deque()
         self._cond = threading.Condition()
         self._in_flight = 0
-        self._queued_bytes = 0
         self._held_bytes = 0
         self._waiters = 0
         self._stopping = False
         self._threads: list[threading.Thread] = []
         self._seq_lock = threading.Lock()
         self._kept_lock = threading.Lock()
-        entries = self.spool.recover()
-        done = store.landed_seqs([e.seq for e in entries])
-        for e in entries:
-            if e.seq in done:
-                self.spool.remove(e)  # landed before a crash; only the clean-up was lost
-            else:
-                self._queue.append(e)
-                self._queued_bytes += e.raw_bytes
-        last = max([e.seq for e in entries] + [store.max_landed_seq()])
-        self._next_seq = last + 1
+        self._queue.extend(recover_spool(self.spool, store))
+        self._queued_bytes = sum(e.raw_bytes for e in self._queue)
+        self._next_seq = max([e.seq for e in self._queue] + [store.max_landed_seq()]) + 1
 
     # --- the ack side -------------------------------------------------------------
 
@@ -227,30 +219,14 @@ class Lander:
 
     def _land(self, batch: Sequence[SpoolEntry], failure: str | None = None) -> None:
         t0 = time.monotonic()
-        files: dict[str, Path] = {}
-        early: dict[int, list[tuple[int, str, str]]] = {}
-        for entry in batch:
-            path = self.spool.work_path(entry)
-            try:
-                raw = (
-                    entry.raw
-                    if entry.raw is not None
-                    else inflate(self.spool.read(entry), entry.encoding)
-                )
-                raw, early[entry.seq] = clean_lines(raw)
-            except (BadBody, BodyTooLarge, OSError) as e:
-                raw, early[entry.seq] = b"", [(0, f"spooled body unreadable: {e}", "")]
-            if failure is not None:
-                raw, early[entry.seq] = b"", [(0, failure, "")]
-            path.write_bytes(raw)
-            files[str(entry.seq)] = path
+        files, early = prepare_batch(self.spool, batch, failure)
         outcome: dict[int, LandedFile] = {}
 
         def record(results: dict[str, LandedFile]) -> tuple[list[tuple], list[tuple]]:
             landed_rows, error_rows = [], []
             for entry in batch:
                 got = results[str(entry.seq)]
-                errors = self._numbered(entry, got, early[entry.seq])
+                errors = numbered_errors(self.spool, entry, got, early[entry.seq])
                 got.parsed += len(early[entry.seq])
                 outcome[entry.seq] = got
                 got.errors = errors  # type: ignore[assignment]
@@ -273,17 +249,6 @@ class Lander:
             )  # fmt: skip
             self.spool.remove(entry)
 
-    def _numbered(
-        self, entry: SpoolEntry, got: LandedFile, early: list[tuple[int, str, str]]
-    ) -> list[tuple[int, str, str]]:
-        """Every rejected line of a request as (line number, message, excerpt), in order."""
-        errors = list(early)
-        if got.errors:
-            raw = self.spool.work_path(entry).read_bytes()
-            numbers = line_numbers(raw, [digest for _, _, digest in got.errors])
-            errors += [(numbers[i], msg, exc) for i, (msg, exc, _) in enumerate(got.errors)]
-        return sorted(errors)
-
     def _kept(self, channel: Any, errors: list[tuple[int, str, str]]) -> list[tuple]:
         """The rejected rows still to keep for this channel (the first MAX_KEPT_ERRORS)."""
         with self._kept_lock:
@@ -291,3 +256,52 @@ class Lander:
             kept = errors[:room]
             self._stats.keep_errors(channel, len(kept))
         return kept
+
+
+def recover_spool(spool: Spool, store: Store) -> list[SpoolEntry]:
+    """The spooled requests still to land after a restart, in order; those that landed
+    before a crash (only their clean-up was lost) are removed from the spool."""
+    entries = spool.recover()
+    done = store.landed_seqs([e.seq for e in entries])
+    for e in entries:
+        if e.seq in done:
+            spool.remove(e)
+    return [e for e in entries if e.seq not in done]
+
+
+#: A rejected line: (line number, message, excerpt).
+LineError = tuple[int, str, str]
+
+
+def prepare_batch(
+    spool: Spool, batch: Sequence[SpoolEntry], failure: str | None
+) -> tuple[dict[str, Path], dict[int, list[LineError]]]:
+    """Each request's clean lines written to its work file (name -> path), and the lines
+    refused before parsing (per request seq). An unreadable spooled body, or a batch-wide
+    ``failure``, leaves an empty file and one error for the whole request."""
+    files: dict[str, Path] = {}
+    early: dict[int, list[LineError]] = {}
+    for entry in batch:
+        path = spool.work_path(entry)
+        try:
+            raw = entry.raw if entry.raw is not None else inflate(spool.read(entry), entry.encoding)
+            raw, early[entry.seq] = clean_lines(raw)
+        except (BadBody, BodyTooLarge, OSError) as e:
+            raw, early[entry.seq] = b"", [(0, f"spooled body unreadable: {e}", "")]
+        if failure is not None:
+            raw, early[entry.seq] = b"", [(0, failure, "")]
+        path.write_bytes(raw)
+        files[str(entry.seq)] = path
+    return files, early
+
+
+def numbered_errors(
+    spool: Spool, entry: SpoolEntry, got: LandedFile, early: list[LineError]
+) -> list[LineError]:
+    """Every rejected line of a request as (line number, message, excerpt), in order."""
+    errors = list(early)
+    if got.errors:
+        raw = spool.work_path(entry).read_bytes()
+        numbers = line_numbers(raw, [digest for _, _, digest in got.errors])
+        errors += [(numbers[i], msg, exc) for i, (msg, exc, _) in enumerate(got.errors)]
+    return sorted(errors)

@@ -163,42 +163,6 @@ class Store:
         row = self._con.execute(f"SELECT coalesce(max(SEQ), 0) FROM {LANDED_TABLE}").fetchone()
         return int(row[0]) if row else 0
 
-    def _count_lines(
-        self, cur: duckdb.DuckDBPyConnection, files: dict[str, Path]
-    ) -> tuple[str, dict[str, LandedFile], dict[str, str]]:
-        """The parse query over ``files`` and each file's rows (all counted as landed)."""
-        paths = ", ".join(_sql_str(str(p)) for p in files.values())
-        source = (
-            f"read_csv([{paths}], columns={{'_SRC': 'VARCHAR'}}, delim='\\x01', quote='', "
-            "escape='', header=false, auto_detect=false, new_line='\\n', filename=true, "
-            "max_line_size=67108864, strict_mode=false)"
-        )
-        by_path = {str(p): name for name, p in files.items()}
-        results = {name: LandedFile() for name in files}
-        for path, n in cur.execute(
-            f"SELECT filename, count(*) FROM {source} WHERE {NOT_BLANK} GROUP BY 1"
-        ).fetchall():
-            results[by_path[path]] = LandedFile(int(n), int(n))
-        return self._parse_sql.replace(SOURCE, source), results, by_path
-
-    @staticmethod
-    def _explain_refused(
-        cur: duckdb.DuckDBPyConnection,
-        parse: str,
-        results: dict[str, LandedFile],
-        by_path: dict[str, str],
-        inserted: int,
-    ) -> None:
-        """If fewer rows landed than were parsed (rare), parse again for why, and where."""
-        if inserted == sum(r.parsed for r in results.values()):
-            return
-        for path, err, excerpt, digest in cur.execute(
-            f"SELECT _FILE, _ERR, _EXCERPT, _MD5 FROM ({parse}) WHERE _ERR IS NOT NULL"
-        ).fetchall():
-            got = results[by_path[path]]
-            got.errors.append((err, excerpt, digest))
-            got.inserted -= 1
-
     def land(
         self,
         files: dict[str, Path],
@@ -215,11 +179,11 @@ class Store:
         try:
             cur.execute("BEGIN")
             try:
-                parse, results, by_path = self._count_lines(cur, files)
+                parse, results, by_path = count_lines(cur, files, self._parse_sql)
                 row = cur.execute(f"{self._insert_sql} FROM ({parse}) WHERE _ERR IS NULL")
                 count = row.fetchone()
                 inserted = int(count[0]) if count else 0
-                self._explain_refused(cur, parse, results, by_path, inserted)
+                explain_refused(cur, parse, results, by_path, inserted)
                 landed_rows, error_rows = record(results)
                 cur.executemany(
                     f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
@@ -272,3 +236,40 @@ class Store:
         except duckdb.Error:
             pass
         self._con.close()
+
+
+def count_lines(
+    cur: duckdb.DuckDBPyConnection, files: dict[str, Path], parse_sql: str
+) -> tuple[str, dict[str, LandedFile], dict[str, str]]:
+    """The parse query over ``files`` and each file's rows (all counted as landed)."""
+    paths = ", ".join(_sql_str(str(p)) for p in files.values())
+    source = (
+        f"read_csv([{paths}], columns={{'_SRC': 'VARCHAR'}}, delim='\\x01', quote='', "
+        "escape='', header=false, auto_detect=false, new_line='\\n', filename=true, "
+        "max_line_size=67108864, strict_mode=false)"
+    )
+    by_path = {str(p): name for name, p in files.items()}
+    results = {name: LandedFile() for name in files}
+    for path, n in cur.execute(
+        f"SELECT filename, count(*) FROM {source} WHERE {NOT_BLANK} GROUP BY 1"
+    ).fetchall():
+        results[by_path[path]] = LandedFile(int(n), int(n))
+    return parse_sql.replace(SOURCE, source), results, by_path
+
+
+def explain_refused(
+    cur: duckdb.DuckDBPyConnection,
+    parse: str,
+    results: dict[str, LandedFile],
+    by_path: dict[str, str],
+    inserted: int,
+) -> None:
+    """If fewer rows landed than were parsed (rare), parse again for why, and where."""
+    if inserted == sum(r.parsed for r in results.values()):
+        return
+    for path, err, excerpt, digest in cur.execute(
+        f"SELECT _FILE, _ERR, _EXCERPT, _MD5 FROM ({parse}) WHERE _ERR IS NOT NULL"
+    ).fetchall():
+        got = results[by_path[path]]
+        got.errors.append((err, excerpt, digest))
+        got.inserted -= 1
