@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
@@ -114,3 +114,36 @@ def pick_run(run_ids: list[str], key: str, extra: Sequence[str] = ()) -> str:
         format_func=lambda o: f"latest: {run_ids[0]}" if o == LATEST else o,
     )
     return run_ids[0] if choice in (LATEST, None) else str(choice)
+
+
+def show_page(
+    title: str,
+    what: str,
+    body: Callable[[DataSource], None],
+    notice: tuple[type[Exception], str] | None = None,
+) -> None:
+    """A page: its title, the target opened (or why not), and ``body`` drawn in a
+    fragment that reruns every few seconds while auto-refresh is on. ``notice``: an
+    exception type shown as information (prefixed) rather than as an error; any failure
+    of ``what`` is shown as a message, never a traceback."""
+    st.title(title)
+    try:
+        settings, src = source()
+    except (QueryError, ValueError) as e:
+        st.error(f"Cannot open the target: {e}")
+        return
+    every = auto_refresh(settings, src)
+
+    @st.fragment(run_every=every)
+    def fragment() -> None:
+        try:
+            body(src)
+        except Exception as e:  # a page shows what went wrong, never a traceback
+            if notice is not None and isinstance(e, notice[0]):
+                st.info(f"{notice[1]}: {e}")
+            elif isinstance(e, QueryError):
+                show_query_error(e, what)
+            else:
+                show_unexpected(e, what)
+
+    fragment()

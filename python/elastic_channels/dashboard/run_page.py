@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from . import metrics_sql as m
-from .common import auto_refresh, load, pick_run, show_query_error, show_unexpected, source
+from .common import load, pick_run, show_page
 from .sales_sql import TABLE as SALES_TABLE
-from .source import DataSource, NoData, QueryError
+from .source import DataSource, NoData
 
 __all__ = ["NO_METRICS", "main"]
 
@@ -179,23 +179,4 @@ def _body(src: DataSource) -> None:
 
 
 def main() -> None:
-    st.title(TITLE)
-    try:
-        settings, src = source()
-    except (QueryError, ValueError) as e:
-        st.error(f"Cannot open the target: {e}")
-        return
-    every = auto_refresh(settings, src)
-
-    @st.fragment(run_every=every)
-    def body() -> None:
-        try:
-            _body(src)
-        except NoData as e:
-            st.info(f"{NO_METRICS}: {e}")
-        except QueryError as e:
-            show_query_error(e, "the run's metrics")
-        except Exception as e:  # a page shows what went wrong, never a traceback
-            show_unexpected(e, "the run's metrics")
-
-    body()
+    show_page(TITLE, "the run's metrics", _body, notice=(NoData, NO_METRICS))

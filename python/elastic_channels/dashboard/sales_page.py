@@ -9,16 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from . import sales_sql as q
-from .common import (
-    auto_refresh,
-    load,
-    load_many,
-    pick_run,
-    show_query_error,
-    show_unexpected,
-    source,
-)
-from .source import DataSource, NoData, QueryError
+from .common import load, load_many, pick_run, show_page
+from .source import DataSource, NoData
 
 __all__ = ["ALL_RUNS", "main"]
 
@@ -152,21 +144,4 @@ def _body(src: DataSource, top_n_default: int = 10) -> None:
 
 
 def main() -> None:
-    st.title(TITLE)
-    try:
-        settings, src = source()
-    except (QueryError, ValueError) as e:
-        st.error(f"Cannot open the target: {e}")
-        return
-    every = auto_refresh(settings, src)
-
-    @st.fragment(run_every=every)
-    def body() -> None:
-        try:
-            _body(src)
-        except QueryError as e:
-            show_query_error(e, "the sales")
-        except Exception as e:  # a page shows what went wrong, never a traceback
-            show_unexpected(e, "the sales")
-
-    body()
+    show_page(TITLE, "the sales", _body)
