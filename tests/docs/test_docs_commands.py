@@ -98,13 +98,15 @@ def test_documented_command_runs(doc: Path, index: int, command: str, workdirs) 
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=[d.name for d in DOCS])
-def test_python_snippets_run(doc: Path, tmp_path: Path) -> None:
+def test_python_snippets_run(doc: Path, workdirs) -> None:
+    """In the document's scratch directory, after its commands (a snippet may read what
+    they left, as the Iceberg one reads the run's table)."""
     snippets = _blocks(doc.read_text(), "python")
     if not snippets:
         pytest.skip(f"{doc.name} has no python snippet")
     for snippet in snippets:
         done = subprocess.run(
-            [sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True, text=True,
+            [sys.executable, "-c", snippet], cwd=workdirs[doc], capture_output=True, text=True,
             timeout=120,
         )  # fmt: skip
         assert done.returncode == 0, f"{doc.name} snippet failed:\n{snippet}\n{done.stderr}"
