@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .connection import connection_params, execute
+from .connection import connection_params, execute, read_sql_file
 from .ddl import METRICS_TABLE, PIPE, TABLE, TABLE_FORMATS, SetupError, render, statements
 
 DESCRIPTION = (
@@ -18,8 +18,12 @@ DESCRIPTION = (
 EPILOG = (
     "Without --print, credentials are required: --account, --user and a key "
     "(--private-key-file, SNOWFLAKE_PRIVATE_KEY, or --profile). Executing needs "
-    "snowflake-connector-python (pip install '.[setup]' in a checkout)."
+    "snowflake-connector-python (pip install '.[setup]' in a checkout). With --sql-file "
+    "it runs that file's statements instead (deploy/allowlist.sh does), on the same "
+    "connection settings."
 )
+#: Options that shape the generated SQL: meaningless with --sql-file, so refused there.
+_DDL_ONLY = ("external_volume", "base_location", "no_create_database")
 
 
 def build_parser(prog: str = "elastic-channels setup") -> argparse.ArgumentParser:
@@ -35,6 +39,12 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         dest="print_only",
         action="store_true",
         help="print the SQL and exit, connecting to nothing",
+    )
+    p.add_argument(
+        "--sql-file",
+        metavar="FILE",
+        help="run the statements of FILE (split at ';' outside quotes and comments) "
+        "instead of creating the objects; --database and the table options do not apply",
     )
     p.add_argument("--database", default=env("SNOWFLAKE_DATABASE"), help="[SNOWFLAKE_DATABASE]")
     p.add_argument(
@@ -86,19 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cmd_setup(args: argparse.Namespace) -> int:
     try:
-        if not args.database:
-            raise SetupError("--database (or SNOWFLAKE_DATABASE) is required")
-        stmts = statements(
-            args.database,
-            args.schema,
-            create_database=not args.no_create_database,
-            table=args.table,
-            pipe=args.pipe,
-            metrics_table=args.metrics_table,
-            table_format=args.table_format,
-            external_volume=args.external_volume,
-            base_location=args.base_location,
-        )
+        stmts, labels = _sql_file(args) if args.sql_file else (_setup_statements(args), None)
         if args.print_only:
             sys.stdout.write(render(stmts))
             return 0
@@ -108,8 +106,39 @@ def cmd_setup(args: argparse.Namespace) -> int:
                 "no credentials: give --account/--user/--private-key-file (or the "
                 "SNOWFLAKE_* variables, or --profile) to execute, or --print to see the SQL"
             )
-        execute(stmts, params)
+        execute(stmts, params, labels=labels)
     except SetupError as e:
         print(f"setup: error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def _setup_statements(args: argparse.Namespace) -> list[str]:
+    if not args.database:
+        raise SetupError("--database (or SNOWFLAKE_DATABASE) is required")
+    return statements(
+        args.database,
+        args.schema,
+        create_database=not args.no_create_database,
+        table=args.table,
+        pipe=args.pipe,
+        metrics_table=args.metrics_table,
+        table_format=args.table_format,
+        external_volume=args.external_volume,
+        base_location=args.base_location,
+    )
+
+
+def _sql_file(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The file's statements, and for each where it is (for a failed statement's error)."""
+    given = [f"--{name.replace('_', '-')}" for name in _DDL_ONLY if getattr(args, name)]
+    if args.table_format != "native":
+        given.append("--table-format")
+    if given:
+        raise SetupError(f"--sql-file runs the file as it is: {', '.join(given)} cannot apply")
+    found = read_sql_file(args.sql_file)
+    labels = [
+        f"{args.sql_file} statement {k} of {len(found)} (line {line})"
+        for k, (line, _) in enumerate(found, 1)
+    ]
+    return [stmt for _, stmt in found], labels
