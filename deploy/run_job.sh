@@ -26,6 +26,11 @@
 #                           Graviton node group]; the image must hold this platform
 #                           (build_and_push.sh builds linux/arm64 and linux/amd64)
 #   --log-level LEVEL       SDK log level, SS_LOG_LEVEL [warn]
+#   --channels N            elastic channels per worker pod, each its own SDK client [1]
+#   --max-inflight-bytes X  bytes a worker may have sent and not yet acked [the
+#                           worker's default]; `elastic-channels plan` prints both
+#   --memory-mib M          each pod's memory request and limit, MiB [1024]; the SDK's
+#                           process memory throttle is set to 75% of it
 #   --wait                  after applying, wait for the Job to finish
 #   --dry-run               print the manifests kubectl would get; touch no cluster.
 #                           Settings that are not given are named on stderr and shown
@@ -59,6 +64,10 @@ SECRET_KEY=rsa_key.p8
 SDK_PROPERTIES_FILE="$DEPLOY_DIR/sdk-properties.json"
 ARCH=${WORKER_ARCH:-arm64}
 SS_LOG_LEVEL=warn
+CHANNELS=1
+MAX_INFLIGHT_BYTES=""
+MEMORY_MIB=1024
+MEMORY_GIVEN=0
 WAIT=0
 
 while [ $# -gt 0 ]; do
@@ -68,7 +77,8 @@ while [ $# -gt 0 ]; do
         --wait) WAIT=1 ;;
         --target-bps | --duration-seconds | --workers | --image | --namespace | --account | \
             --user | --role | --database | --schema | --pipe | --secret | --secret-key | \
-            --sdk-properties | --arch | --log-level)
+            --sdk-properties | --arch | --log-level | --channels | --max-inflight-bytes | \
+            --memory-mib)
             take_value "$@"
             val=$2
             shift
@@ -89,6 +99,9 @@ while [ $# -gt 0 ]; do
                 --sdk-properties) SDK_PROPERTIES_FILE=$val ;;
                 --arch) ARCH=$val ;;
                 --log-level) SS_LOG_LEVEL=$val ;;
+                --channels) CHANNELS=$val ;;
+                --max-inflight-bytes) MAX_INFLIGHT_BYTES=$val ;;
+                --memory-mib) MEMORY_MIB=$val MEMORY_GIVEN=1 ;;
             esac
             ;;
         --*) die "unknown option '$opt' (see --help)" ;;
@@ -131,6 +144,13 @@ positive_int --target-bps "$TARGET_BPS"
 positive_int --duration-seconds "$DURATION_SECONDS" 604800
 [ -n "$WORKERS" ] || die "--workers is required"
 positive_int --workers "$WORKERS" 10000
+positive_int --channels "$CHANNELS" 64
+if [ -n "$MAX_INFLIGHT_BYTES" ]; then
+    MAX_INFLIGHT_BYTES=$(whole_number --max-inflight-bytes "$MAX_INFLIGHT_BYTES")
+    positive_int --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
+fi
+positive_int --memory-mib "$MEMORY_MIB" 262144
+[ "$MEMORY_MIB" -ge 128 ] || die "--memory-mib must be at least 128, got $MEMORY_MIB"
 check_namespace "$NAMESPACE"
 [[ $SECRET_NAME =~ ^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$ ]] ||
     die "--secret '$SECRET_NAME' is not a valid Kubernetes Secret name"
@@ -161,12 +181,22 @@ JOB_NAME=$(dns_name elastic "$RUN_ID")
 # These are read by render (lib/common.sh) through ${!name}, which shellcheck cannot see.
 # shellcheck disable=SC2034
 ACTIVE_DEADLINE_SECONDS=$((DURATION_SECONDS + 900))
+# The SDK's process memory throttle follows the pod's memory when --memory-mib is given.
+SDK_PROPERTIES=$(<"$SDK_PROPERTIES_FILE")
+if [ "$MEMORY_GIVEN" = 1 ]; then
+    SDK_PROPERTIES=$(sed -E "s/(\"mem_throttle_threshold_mb_by_process\"[[:space:]]*:[[:space:]]*\")[0-9]+\"/\1$((MEMORY_MIB * 3 / 4))\"/" <<<"$SDK_PROPERTIES")
+fi
 # shellcheck disable=SC2034
-SDK_PROPERTIES_INDENTED=$(sed 's/^/    /' "$SDK_PROPERTIES_FILE")
+SDK_PROPERTIES_INDENTED="    ${SDK_PROPERTIES//$'\n'/$'\n'    }"
+# The worker's tuning flags, as lines of the container's args (none when left default).
+WORKER_TUNING_ARGS=""
+add_arg() { WORKER_TUNING_ARGS+=$'\n'"            - \"$1\""$'\n'"            - \"$2\""; }
+[ "$CHANNELS" = 1 ] || add_arg --channels "$CHANNELS"
+[ -z "$MAX_INFLIGHT_BYTES" ] || add_arg --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
 NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
     ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT
     SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA SNOWFLAKE_PIPE
-    SDK_PROPERTIES_INDENTED)
+    SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB)
 manifests() {
     render "$TEMPLATES/configmap.yaml" "${NAMES[@]}"
     echo "---"

@@ -108,7 +108,7 @@ def test_indexed_job_one_pod_per_worker(rendered: tuple[int, str]) -> None:
 def test_one_cpu_one_gib_guaranteed(rendered: tuple[int, str]) -> None:
     _, text = rendered
     resources = _container(objects(text)["Job"])["resources"]
-    assert resources["requests"] == resources["limits"] == {"cpu": "1", "memory": "1Gi"}
+    assert resources["requests"] == resources["limits"] == {"cpu": "1", "memory": "1024Mi"}
 
 
 def test_worker_id_run_id_rate_and_duration(rendered: tuple[int, str]) -> None:
@@ -291,6 +291,11 @@ def test_bad_arguments_name_what_is_wrong(args: list[str], message: str) -> None
         (["--database", "a-b"], "--database"),
         (["--log-level", "loud"], "--log-level"),
         (["--sdk-properties", "/nonexistent.json"], "--sdk-properties"),
+        (["--channels", "0"], "--channels must be a positive integer"),
+        (["--channels", "65"], "--channels must be at most 64"),
+        (["--max-inflight-bytes", "1.5"], "--max-inflight-bytes must be a whole number"),
+        (["--memory-mib", "64"], "--memory-mib must be at least 128"),
+        (["--memory-mib", "1Gi"], "--memory-mib must be a positive integer"),
     ],
 )
 def test_bad_options_name_what_is_wrong(args: list[str], message: str) -> None:
@@ -352,3 +357,17 @@ def test_apply_without_the_secret_says_how_to_make_it(tmp_path: Path) -> None:
     assert "Secret 'snowflake-key' not found" in proc.stderr
     assert "kubectl create secret generic snowflake-key" in proc.stderr
     assert not (tmp_path / "applied.yaml").exists()
+
+
+def test_default_pod_is_one_channel_1gib_with_the_files_sdk_properties() -> None:
+    base = ["r", "--target-bps", "1", "--duration-seconds", "5", "--workers", "1"]
+    proc = run_job(*base, *REQUIRED, "--dry-run")
+    docs = [d for d in yaml.safe_load_all(proc.stdout) if d]
+    job = next(d for d in docs if d["kind"] == "Job")
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert "--channels" not in container["args"]
+    assert "--max-inflight-bytes" not in container["args"]
+    assert container["resources"]["limits"]["memory"] == "1024Mi"
+    config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+    shipped = json.loads((REPO / "deploy" / "sdk-properties.json").read_text())
+    assert json.loads(config["SNOWPIPE_SDK_PROPERTIES"]) == shipped

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,7 +17,10 @@ from elastic_channels.fleet import plan as planmod
 from elastic_channels.fleet.nodes import NODES, REFERENCE, node_type, reference_at
 from elastic_channels.fleet.plan import DEFAULT_FIGURES, Figures, make_plan, parse_figures
 
+REPO = Path(__file__).resolve().parents[2]
 M8 = NODES["m7g.8xlarge"]
+#: Fixed figures, so the sizing math is checked apart from what a benchmark measured.
+F = Figures(per_channel_mbps=150, per_vcpu_mbps=370, cpu_s_per_gb=2.7, rss_mib_per_pod=85)
 GOOD = {"per_channel_mbps": 200, "per_vcpu_mbps": 600, "cpu_s_per_gb": 1.5,
         "rss_mib_per_pod": 90}  # fmt: skip
 
@@ -34,7 +39,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_reference_figures_give_the_reference_fleet() -> None:
     # 92 MB/s per 1-vCPU pod, one channel, on m7g.8xlarge: 455 pods on 15 nodes.
-    p = make_plan(41.8, M8, DEFAULT_FIGURES, pod_mbps=92, channels=1)
+    p = make_plan(41.8, M8, F, pod_mbps=92, channels=1)
     assert (p["pods"], p["nodes"], p["pods_per_node"]) == (455, 15, 31)
     assert p["channels_per_pod"] == 1
     assert p["vcpu_pods"] == 455 and p["vcpu_nodes"] == 15 * 32
@@ -53,16 +58,17 @@ def test_reference_scales_with_the_target() -> None:
 # --- the sizing math ----------------------------------------------------------------
 
 
-def test_default_figures_plan() -> None:
-    p = make_plan(41.8, M8)
+def test_figures_plan() -> None:
+    p = make_plan(41.8, M8, F)
     # 370 MB/s per vCPU x 0.8 CPU target = 296 MB/s per pod, over 150 MB/s channels.
     assert p["pod_capacity_mbps"] == pytest.approx(296)
     assert p["pods"] == math.ceil(41_800 / 296) == 142
-    assert p["channels_per_pod"] == 2
-    assert p["nodes"] == math.ceil(142 / 31) == 5
     inflight = 41_800 / 142 * 1e6 * 0.6 * 1.5
+    # 2 channels carry the rate, but 265 MB in flight needs 3 under the SDK's 128 MB cap.
+    assert p["channels_per_pod"] == 3 == math.ceil(inflight / 128e6)
+    assert p["nodes"] == math.ceil(142 / 31) == 5
     assert p["pod_inflight_bytes"] == math.ceil(inflight)
-    assert p["pod_memory_mib"] == 384  # 85 + 253 MiB, rounded up to 64 MiB
+    assert p["pod_memory_mib"] == 512  # (85 + 253 MiB) / 0.75 = 451, rounded up to 64 MiB
     assert p["worker_max_inflight_bytes"] == 265_000_000
     assert p["cpu_used"] == pytest.approx(41.8 * 2.7)
 
@@ -74,34 +80,36 @@ def test_channels_limit_the_pod_rate() -> None:
 
 
 def test_small_target_needs_fewer_channels_than_capacity() -> None:
-    p = make_plan(0.1, M8)  # one pod carrying 100 MB/s: one 150 MB/s channel is enough
+    p = make_plan(0.1, M8, F)  # one pod carrying 100 MB/s: one 150 MB/s channel is enough
     assert (p["pods"], p["nodes"], p["channels_per_pod"]) == (1, 1, 1)
     assert p["pod_mbps"] == pytest.approx(100)
 
 
 def test_ack_latency_and_safety_drive_memory() -> None:
-    low = make_plan(10, M8, pod_mbps=200, ack_latency_s=0.1, safety=1)
-    high = make_plan(10, M8, pod_mbps=200, ack_latency_s=2.0, safety=2)
+    low = make_plan(10, M8, F, pod_mbps=200, ack_latency_s=0.1, safety=1)
+    high = make_plan(10, M8, F, pod_mbps=200, ack_latency_s=2.0, safety=2)
     assert low["pod_inflight_bytes"] == math.ceil(200e6 * 0.1)
     assert high["pod_inflight_bytes"] == math.ceil(200e6 * 2.0 * 2)
-    assert low["pod_memory_mib"] == 128  # 85 + 19 MiB
-    assert high["pod_memory_mib"] == 896  # 85 + 763 MiB
+    assert low["pod_memory_mib"] == 192  # (85 + 19 MiB) / 0.75
+    assert high["pod_memory_mib"] == 1152  # (85 + 763 MiB) / 0.75
+    assert (low["channels_per_pod"], high["channels_per_pod"]) == (2, 7)  # 800 MB / 128
     assert low["pods"] == high["pods"] == 50
 
 
 def test_memory_can_limit_pods_per_node() -> None:
     # c7g.4xlarge: 15 vCPU and 29 GiB for pods; 2 GB in flight per pod -> memory bound.
-    p = make_plan(10, node_type("c7g.4xlarge"), pod_mbps=250, ack_latency_s=8, safety=1)
-    assert p["pod_memory_mib"] == 2048  # 85 + 1907 MiB, rounded up to 64 MiB
-    assert p["pods_per_node"] == 14  # 29 * 1024 // 2048, fewer than the 15 vCPU allow
-    assert (p["pods"], p["nodes"]) == (40, 3)
+    p = make_plan(10, node_type("c7g.4xlarge"), F, pod_mbps=250, ack_latency_s=8, safety=1)
+    assert p["pod_memory_mib"] == 2688  # (85 + 1907 MiB) / 0.75, rounded up to 64 MiB
+    assert p["pods_per_node"] == 11  # 29 * 1024 // 2688, fewer than the 15 vCPU allow
+    assert (p["pods"], p["nodes"]) == (40, 4)
 
 
 def test_bigger_pods_and_nodes() -> None:
-    p = make_plan(41.8, node_type("m7g.16xlarge"), pod_vcpu=2)
+    p = make_plan(41.8, node_type("m7g.16xlarge"), F, pod_vcpu=2)
     assert p["pods_per_node"] == 31  # (64 - 2) / 2
     assert p["pod_capacity_mbps"] == pytest.approx(592)
-    assert p["channels_per_pod"] == 4
+    # 4 channels carry ~590 MB/s; its ~532 MB in flight needs 5 under the 128 MB cap.
+    assert p["channels_per_pod"] == 5
     assert p["vcpu_pods"] == 2 * p["pods"]
 
 
@@ -121,12 +129,17 @@ def test_plan_invariants(
     assert p["pods"] * cap >= target * 1000 * (1 - 1e-9)  # enough pods
     assert p["pods"] == 1 or (p["pods"] - 1) * cap < target * 1000  # and no more
     assert p["pod_mbps"] <= cap * (1 + 1e-9)
-    assert p["channels_per_pod"] * per_channel >= p["pod_mbps"] * (1 - 1e-9)
-    assert (p["channels_per_pod"] - 1) * per_channel < p["pod_mbps"]
+    # Enough channels for the rate and for the bytes in flight (128 MB each), no more.
+    n = p["channels_per_pod"]
+    assert n * per_channel >= p["pod_mbps"] * (1 - 1e-9)
+    assert n * 128e6 >= p["pod_inflight_bytes"] * (1 - 1e-9)
+    assert (
+        n == 1 or (n - 1) * per_channel < p["pod_mbps"] or (n - 1) * 128e6 < p["pod_inflight_bytes"]
+    )
     assert p["nodes"] * p["pods_per_node"] >= p["pods"] > (p["nodes"] - 1) * p["pods_per_node"]
-    n = NODES[node]
-    assert p["pods_per_node"] * p["pod_vcpu"] <= n.vcpu - n.reserved_vcpu
-    assert p["pods_per_node"] * p["pod_memory_mib"] <= (n.memory_gib - n.reserved_gib) * 1024
+    kind = NODES[node]
+    assert p["pods_per_node"] * p["pod_vcpu"] <= kind.vcpu - kind.reserved_vcpu
+    assert p["pods_per_node"] * p["pod_memory_mib"] <= (kind.memory_gib - kind.reserved_gib) * 1024
     assert p["pod_memory_mib"] % 64 == 0
     assert p["pod_memory_mib"] >= 80 + p["pod_inflight_bytes"] / 2**20
 
@@ -219,11 +232,13 @@ def test_figures_errors_are_named(data: object, message: str) -> None:
 def test_cli_prints_the_plan_next_to_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["--target-gbps", "41.8"], capsys)
     assert code == 0 and err == ""
+    p = make_plan(41.8, M8)
     assert "plan for 41.8 GB/s on m7g.8xlarge" in out
-    assert "5 x m7g.8xlarge" in out and "15 x m7g.8xlarge (measured 15)" in out
+    assert f"{p['nodes']} x m7g.8xlarge" in out and "15 x m7g.8xlarge (measured 15)" in out
     assert "455 (measured 455)" in out
-    assert "--workers 142 --target-bps 294.4e6 --channels 2" in out
-    assert "figures: defaults from docs/PERFORMANCE.md" in out
+    assert f"deploy/run_job.sh RUN_ID --workers {p['pods']} --target-bps" in out
+    assert f"--memory-mib {p['pod_memory_mib']}" in out
+    assert f"figures: {DEFAULT_FIGURES.source}" in " ".join(out.split())
 
 
 def test_cli_json_with_a_figures_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -235,7 +250,8 @@ def test_cli_json_with_a_figures_file(tmp_path: Path, capsys: pytest.CaptureFixt
     p = json.loads(out)
     assert p["figures"]["source"] == "drop sink, 4 channels"
     assert p["pod_capacity_mbps"] == pytest.approx(480)  # 600 x 0.8
-    assert p["pods"] == math.ceil(41_800 / 480) and p["channels_per_pod"] == 3
+    # 3 channels of 200 MB/s carry 475 MB/s; its 428 MB in flight needs 4 of 128 MB.
+    assert p["pods"] == math.ceil(41_800 / 480) and p["channels_per_pod"] == 4
     assert p["node"]["name"] == "c7g.8xlarge"
     assert p["reference"]["pods"] == 455
 
@@ -267,5 +283,53 @@ def test_main_help_names_the_defaults_source(capsys: pytest.CaptureFixture[str])
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "docs/PERFORMANCE.md" in out and "--figures" in out and "c7g.16xlarge" in out
+    assert "bench_channels.py" in out
     assert planmod.main(["--target-gbps", "4.6", "--pod-mbps", "92", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pods"] == 50
+
+
+# --- in step with what it is read from and what runs it --------------------------------
+
+
+def test_default_figures_are_a_bench_channels_result() -> None:
+    data = json.loads(planmod.DEFAULT_FIGURES_FILE.read_text())
+    assert parse_figures(data, "file") == DEFAULT_FIGURES
+    assert "bench_channels.py" in DEFAULT_FIGURES.source
+
+
+def test_sdk_limits_match_the_fleets_sdk_properties() -> None:
+    props = json.loads((REPO / "deploy" / "sdk-properties.json").read_text())
+    assert int(props["max_inflight_megabytes_per_channel"]) == planmod.SDK_CHANNEL_INFLIGHT_MB
+    share = int(props["mem_throttle_threshold_percentage"]) / 100
+    assert share == planmod.SDK_THROTTLE_SHARE
+    # and the 1 GiB default pod's process threshold is that share of it
+    assert int(props["mem_throttle_threshold_mb_by_process"]) == 1024 * share
+
+
+def test_the_printed_run_job_command_renders_that_pod(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(["--target-gbps", "41.8", "--json"], capsys)
+    p = json.loads(out)
+    assert code == 0
+    code, out, _ = run(["--target-gbps", "41.8"], capsys)
+    assert code == 0
+    line = next(x for x in out.splitlines() if "deploy/run_job.sh" in x).split()
+    line[line.index("SECONDS")] = "60"
+    argv = [str(REPO / line[0]), "plan-1", *line[2:], "--dry-run", "--image", "r/i:t",
+            "--account", "A", "--user", "U", "--database", "D"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
+    docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+    job = next(d for d in docs if d["kind"] == "Job")
+    assert job["spec"]["completions"] == p["pods"]
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    args = container["args"]
+    assert args[args.index("--channels") + 1] == str(p["channels_per_pod"])
+    got = int(args[args.index("--max-inflight-bytes") + 1])
+    assert got == p["worker_max_inflight_bytes"]
+    mem = f"{p['pod_memory_mib']}Mi"
+    assert container["resources"]["requests"]["memory"] == mem
+    assert container["resources"]["limits"]["memory"] == mem
+    config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+    props = json.loads(config["SNOWPIPE_SDK_PROPERTIES"])
+    assert int(props["mem_throttle_threshold_mb_by_process"]) == p["pod_memory_mib"] * 3 // 4

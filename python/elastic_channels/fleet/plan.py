@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..worker.settings import BY_NAME as SETTINGS_BY_NAME
 from .nodes import DEFAULT_NODE, NODES, NodeType, ceil_count, node_type, reference_at
 
 
@@ -32,20 +33,14 @@ class Figures:
     source: str = ""
 
 
-DEFAULT_FIGURES = Figures(
-    per_channel_mbps=150.0,
-    per_vcpu_mbps=370.0,
-    cpu_s_per_gb=2.7,
-    rss_mib_per_pod=85.0,
-    source="defaults from docs/PERFORMANCE.md (development machine, 2026-11-30, real SDK "
-    "1.9.1, zstd on): one channel flat out pinned to one core 150-170 MB/s (206 against a "
-    "counting sink, issue 15; 150 used); 2.5-2.7 CPU-s/GB at 92 MB/s (1.8-2.9 across "
-    "hours; 2.7 used); RSS 75-85 MiB at 92 MB/s (85 used); per vCPU 370 MB/s = one vCPU "
-    "/ 2.7 CPU-s per GB, derived, not yet measured over several channels; in flight = "
-    "rate x ack latency",
-)
-WORKER_MAX_INFLIGHT_DEFAULT = 96_000_000  # the worker's --max-inflight-bytes default
+#: The worker's --max-inflight-bytes default, from its settings table.
+WORKER_MAX_INFLIGHT_DEFAULT: int = SETTINGS_BY_NAME["max_inflight_bytes"].default
 MEMORY_STEP_MIB = 64  # pod memory requests are rounded up to a multiple of this
+#: The fleet's SDK properties (deploy/sdk-properties.json, which run_job.sh scales with
+#: --memory-mib) throttle at this share of the pod's memory, and cap each channel's
+#: bytes in flight at this many MB; a test keeps these in step with that file.
+SDK_THROTTLE_SHARE = 0.75
+SDK_CHANNEL_INFLIGHT_MB = 128
 FIGURE_KEYS = ("per_channel_mbps", "per_vcpu_mbps", "cpu_s_per_gb", "rss_mib_per_pod")
 INFLIGHT_KEYS = ("mb_per_s", "ack_latency_s", "bytes")
 FIGURES_HELP = (
@@ -91,16 +86,23 @@ def parse_figures(data: Any, where: str) -> Figures:
     return Figures(**values, inflight_factor=factor, source=source)
 
 
-def load_figures(path: Path) -> Figures:
+def load_figures(path: Path, flag: str = "--figures") -> Figures:
+    where = f"{flag} {path}"
     try:
         text = path.read_text()
     except OSError as e:
-        raise ValueError(f"--figures {path}: cannot read it: {e.strerror or e}") from None
+        raise ValueError(f"{where}: cannot read it: {e.strerror or e}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f"--figures {path}: not JSON: {e}") from None
-    return parse_figures(data, f"--figures {path}")
+        raise ValueError(f"{where}: not JSON: {e}") from None
+    return parse_figures(data, where)
+
+
+#: What plan uses without --figures: the "figures" of a benches/bench_channels.py run,
+#: shipped beside this module (docs/PERFORMANCE.md has that run in full).
+DEFAULT_FIGURES_FILE = Path(__file__).with_name("figures.json")
+DEFAULT_FIGURES = load_figures(DEFAULT_FIGURES_FILE, "the default figures")
 
 
 def _pod_rate(f: Figures, pod_vcpu: float, cpu_target: float,
@@ -145,9 +147,11 @@ def make_plan(target_gbps: float, node: NodeType, figures: Figures = DEFAULT_FIG
     target_mbps = target_gbps * 1000
     pods = ceil_count(target_mbps / capacity)
     rate = target_mbps / pods  # what each pod is then asked to carry
-    n_channels = channels or ceil_count(rate / figures.per_channel_mbps)
     inflight = rate * 1e6 * ack_latency_s * figures.inflight_factor * safety
-    need_mib = figures.rss_mib_per_pod + inflight / 2**20
+    # Enough channels for the rate, and for the bytes in flight under the SDK's cap.
+    n_channels = channels or max(ceil_count(rate / figures.per_channel_mbps),
+                                 ceil_count(inflight / 1e6 / SDK_CHANNEL_INFLIGHT_MB))  # fmt: skip
+    need_mib = (figures.rss_mib_per_pod + inflight / 2**20) / SDK_THROTTLE_SHARE
     pod_mib = ceil_count(need_mib / MEMORY_STEP_MIB) * MEMORY_STEP_MIB
     per_node = node.pods_per_node(pod_vcpu, pod_mib)
     if per_node < 1:
@@ -208,28 +212,35 @@ def render(p: dict[str, Any]) -> str:
         f"~{p['cpu_used']:.0f} vCPU in all",
         f"memory per pod: {f['rss_mib_per_pod']:g} MiB RSS + {inflight / 2**20:.0f} MiB in "
         f"flight ({p['pod_mbps']:.1f} MB/s x {p['ack_latency_s']:g} s ack latency x "
-        f"{f['inflight_factor']:.3g} in-flight factor x {p['safety']:g} safety), rounded up "
+        f"{f['inflight_factor']:.3g} in-flight factor x {p['safety']:g} safety), over "
+        f"{SDK_THROTTLE_SHARE:g} (the SDK throttles at that share of the pod), rounded up "
         f"to {MEMORY_STEP_MIB} MiB",
-        f"worker flags: --workers {p['pods']} --target-bps {p['pod_mbps']:.4g}e6"
-        + (f" --channels {n}" if n > 1 else "")
-        + f" --max-inflight-bytes {p['worker_max_inflight_bytes']} (the default "
-        f"{WORKER_MAX_INFLIGHT_DEFAULT // 10**6} MB is {enough} here)",
+        f"the worker's default in flight, {WORKER_MAX_INFLIGHT_DEFAULT // 10**6} MB, is "
+        f"{enough} here; to run this plan:",
         f"figures: {f['source']}",
     ]
     head = (
         f"plan for {p['target_gbps']:g} GB/s on {NodeType(**node).describe()}, "
         f"ack latency {p['ack_latency_s']:g} s"
     )
+    command = (
+        f"  deploy/run_job.sh RUN_ID --workers {p['pods']} --target-bps "
+        f"{p['pod_mbps']:.4g}e6 --duration-seconds SECONDS"
+        + (f" --channels {n}" if n > 1 else "")
+        + f" --max-inflight-bytes {p['worker_max_inflight_bytes']} --memory-mib "
+        f"{p['pod_memory_mib']}"
+    )
     wrapped = [textwrap.fill(x, 100, subsequent_indent="  ") for x in prose]
-    return "\n".join([head, table, *wrapped])  # fmt: skip
+    return "\n".join([head, table, *wrapped[:-1], command, wrapped[-1]])  # fmt: skip
 
 
 DESCRIPTION = (
     "Size a fleet for a target throughput: pods, channels per pod, nodes, vCPU and "
     "memory, from measured per-vCPU and per-channel figures, next to the reference "
     "benchmark (455 pods of 1 vCPU / 1 GiB at 92 MB/s on 15 m7g.8xlarge, 41.8 GB/s). "
-    "Without --figures it uses the " + DEFAULT_FIGURES.source + ". MB and GB are 10^6 "
-    "and 10^9 bytes."
+    "Without --figures it uses the figures that benches/bench_channels.py measured "
+    "(shipped as elastic_channels/fleet/figures.json; printed with the plan, and in "
+    "docs/PERFORMANCE.md). MB and GB are 10^6 and 10^9 bytes."
 )
 
 
@@ -252,8 +263,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-target", type=float, default=0.8,
                    help="share of a pod's vCPU the plan may use (default: %(default)s)")
     p.add_argument("--safety", type=float, default=1.5,
-                   help="factor on the bytes in flight, for ack latency spikes (default: "
-                   "%(default)s; ack p99 ran ~1.5x p50 in docs/PERFORMANCE.md)")
+                   help="factor on the bytes in flight, for ack latency above the "
+                   "typical (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     p.set_defaults(func=cmd_plan)
 # fmt: on
