@@ -152,11 +152,17 @@ def point_bound(r: dict[str, Any]) -> str:
     """What held a point back, from its figures (a reading, checked in the docs). The
     SDK keeps one rows request in flight per channel and its 200 is the ack, so unless
     a CPU is full a channel's rate is its request size over its request cycle (the
-    answer delay, the sink's time, the transfer and the SDK's compression)."""
+    answer delay, the sink's time, the transfer and the SDK's compression). When the
+    worker's CPU is full, the larger share of it names the bound: the SDK's (mostly
+    zstd compression) or ours (generation and append)."""
     if r["sink_cpu"] >= BUSY:
         return "sink CPU"
     if r["worker_cores"] >= BUSY:
-        return "worker CPU"
+        split = r["cpu_split_pct"]
+        ours = split["gen"] + split["append"] + split["own_other"]
+        if split["sdk"] >= ours:
+            return f"worker CPU, {split['sdk']:.0f}% of it the SDK's (compression mostly)"
+        return f"worker CPU, {ours:.0f}% of it ours (generation and append)"
     if r["answer_delay_s"] > 0:
         return "answer delay (one request in flight per channel)"
     return "request cycle (one request in flight per channel)"
