@@ -52,14 +52,31 @@ def test_a_gzip_bomb_is_413_and_the_emulator_stays_small(emu):
     bomb = gzip.compress(b"\0" * (200 << 20), compresslevel=9)  # ~200 KB on the wire
     status, _, body = _append(emu, bomb, "gzip", "bomb")
     assert status == 413 and b"inflates past" in body
-    rss_kb = int(
-        next(
-            line.split()[1]
-            for line in open(f"/proc/{emu.proc.pid}/status")
-            if line.startswith("VmHWM:")
-        )
-    )
+    rss_kb = _peak_rss_kb(emu)
     assert rss_kb < 1_000_000, f"peak RSS {rss_kb} kB: the bomb was inflated whole"
+
+
+def _zstd_zeros_bomb(size: int, declare_size: bool) -> bytes:
+    z = zstandard.ZstdCompressor(level=1, write_content_size=declare_size)
+    obj = z.compressobj(size=size if declare_size else -1)
+    step = b"\0" * (64 << 20)
+    return b"".join([obj.compress(step) for _ in range(size // len(step))] + [obj.flush()])
+
+
+def _peak_rss_kb(emu) -> int:
+    with open(f"/proc/{emu.proc.pid}/status") as f:
+        return int(next(line.split()[1] for line in f if line.startswith("VmHWM:")))
+
+
+@pytest.mark.parametrize("declare_size", [False, True], ids=["undeclared", "declared"])
+def test_a_zstd_bomb_is_413_lands_nothing_and_the_emulator_stays_small(emu, declare_size):
+    bomb = _zstd_zeros_bomb(2 << 30, declare_size)  # one frame, 2 GiB of zeros, ~64 KB
+    run_id = f"zstd-bomb-{declare_size}"
+    status, _, body = _append(emu, bomb, "zstd", run_id)
+    assert status == 413 and b"inflates past" in body
+    rss_kb = _peak_rss_kb(emu)
+    assert rss_kb < 1_000_000, f"peak RSS {rss_kb} kB: the bomb was inflated whole"
+    assert _count(emu, run_id) == 0
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "zstd", "deflate"])

@@ -44,30 +44,77 @@ def _too_large(cap: int) -> BodyTooLarge:
     return BodyTooLarge(f"body inflates past {cap} bytes (the limit per request)")
 
 
+_ZSTD_MAGIC = 0xFD2FB528
+#: Skippable frames have the 16 magics 0x184D2A50..0x184D2A5F.
+_SKIPPABLE_MAGIC = 0x184D2A50
+_UNKNOWN_SIZE = (1 << 64) - 1
+
+
+def _zstd_declared_size(body: memoryview) -> int | None:
+    """The raw size ``body``'s frame headers declare (None if one does not): every frame
+    whole, and nothing but frames, or :class:`BadBody` (RFC 8878 section 3.1).
+
+    The streaming decoder reads a cut-off last frame as a shorter body without an error,
+    so the frame and block headers are walked here first: one step per block, nothing
+    decoded.
+    """
+    pos, end, declared = 0, len(body), 0
+    while pos < end:
+        if end - pos < 8:  # the smallest frame of either kind is 8 bytes
+            raise BadBody(f"zstd body: truncated frame at byte {pos}")
+        magic = int.from_bytes(body[pos : pos + 4], "little")
+        if magic & ~0xF == _SKIPPABLE_MAGIC:
+            pos += 8 + int.from_bytes(body[pos + 4 : pos + 8], "little")
+            continue
+        if magic != _ZSTD_MAGIC:
+            raise BadBody(f"zstd body: no frame starts at byte {pos}")
+        try:
+            params = zstandard.get_frame_parameters(body[pos : pos + 18])
+            pos += zstandard.frame_header_size(body[pos : pos + 18])
+        except zstandard.ZstdError as e:
+            raise BadBody(f"zstd body: {e}") from None
+        size = params.content_size
+        declared = None if declared is None or size == _UNKNOWN_SIZE else declared + size
+        last = 0
+        while not last and pos + 3 <= end:
+            head = int.from_bytes(body[pos : pos + 3], "little")
+            last, kind = head & 1, (head >> 1) & 3
+            if kind == 3:
+                raise BadBody(f"zstd body: reserved block type at byte {pos}")
+            pos += 3 + (1 if kind == 1 else head >> 3)  # an RLE block holds one byte
+        if not last:
+            raise BadBody("zstd body: truncated frame")
+        pos += 4 if params.has_checksum else 0
+    if pos > end:
+        raise BadBody("zstd body: truncated frame")
+    return declared
+
+
 def _zstd(body: bytes, cap: int) -> bytes:
+    declared = _zstd_declared_size(memoryview(body))
+    if declared is not None and declared > cap:
+        raise _too_large(cap)
     out: list[bytes] = []
     total = 0
-    rest = memoryview(body)
-    dctx = zstandard.ZstdDecompressor()
-    while len(rest):
-        obj = dctx.decompressobj()
-        pos = 0
-        while not obj.eof:
-            if pos >= len(rest):
-                raise BadBody("zstd body: truncated frame")
-            chunk = rest[pos : pos + _STEP]
-            pos += len(chunk)
+    # Each read is bounded, across every frame: a frame of 2 GiB of zeros (64 KiB on the
+    # wire) that does not declare its size stops at the cap like any other body. A body
+    # whose frames declare their sizes is read in one step, straight into its buffer
+    # (three times faster than 1 MiB steps); the decoder refuses a frame that lies.
+    step = _STEP if declared is None else declared + 1
+    reader = zstandard.ZstdDecompressor().stream_reader(body, read_across_frames=True)
+    with reader:
+        while True:
             try:
-                piece = obj.decompress(chunk)
+                piece = reader.read(step)
             except zstandard.ZstdError as e:
                 raise BadBody(f"zstd body: {e}") from None
+            if not piece:
+                return b"".join(out)
             total += len(piece)
             if total > cap:
                 raise _too_large(cap)
             out.append(piece)
-        # What the frame did not use starts the next frame.
-        rest = memoryview(obj.unused_data + bytes(rest[pos:]))
-    return b"".join(out)
+            step = _STEP
 
 
 def _zlib(body: bytes, cap: int, wbits: int, name: str) -> bytes:
