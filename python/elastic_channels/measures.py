@@ -1,4 +1,4 @@
-"""Units and small measurements every part reports in: MB, percentiles, memory."""
+"""Units and small measurements every part reports in: MB, GB, percentiles, memory."""
 
 from __future__ import annotations
 
@@ -7,6 +7,13 @@ import resource
 
 #: Megabyte, as every rate here is reported (MB/s of uncompressed NDJSON).
 MB = 1_000_000
+#: Gigabyte, as CPU cost is reported (CPU-seconds per GB of NDJSON).
+GB = 1_000_000_000
+
+
+def cpu_s_per_gb(cpu_s: float, nbytes: int) -> float | None:
+    """CPU-seconds spent per GB of ``nbytes``, to 3 places (None when nothing was sent)."""
+    return round(cpu_s / (nbytes / GB), 3) if nbytes else None
 
 
 def percentile(sorted_values: list[float], q: float) -> float | None:

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from ..fleet import text_table
-from ..measures import MB, peak_rss_mib
+from ..measures import MB, cpu_s_per_gb, peak_rss_mib
 from ..rows import make_generator, rows_per_batch, select_backend
 from ..worker.config import default_run_id
 from ..worker.pacing import Pacer
@@ -71,7 +71,7 @@ def run_worker(
         "mb_per_s": round(nbytes / seconds / MB, 2),
         "rows_per_s": round(rows / seconds),
         "cpu_pct": round(100 * cpu / seconds, 1),
-        "cpu_s_per_gb": round(cpu / (nbytes / 1e9), 3) if nbytes else None,
+        "cpu_s_per_gb": cpu_s_per_gb(cpu, nbytes),
         "peak_rss_mib": round(peak_rss_mib(), 1),
         "avg_row_bytes": round(nbytes / rows, 1) if rows else None,
     }
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "mb_per_s": round(nbytes / seconds / MB, 2),
         "rows_per_s": round(sum(r["rows"] for r in done) / seconds),
         "cpu_pct": round(100 * cpu_s / seconds, 1),
-        "cpu_s_per_gb": round(cpu_s / (nbytes / 1e9), 3) if nbytes else None,
+        "cpu_s_per_gb": cpu_s_per_gb(cpu_s, nbytes),
         "peak_rss_mib": max(r["peak_rss_mib"] for r in done),
     }
     return {

@@ -17,7 +17,7 @@ from typing import Any
 from ..model import PIPE_NAME
 from ..rows import check_generator_args
 from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S, ROWSET_MODE_PROPERTIES
-from .settings import ConfigError, add_settings, resolve
+from .settings import ACK_TIMEOUT_MARGIN_S, ConfigError, add_settings, resolve
 
 __all__ = ["ConfigError", "WorkerConfig", "build_parser", "load_config", "worker_id_from_env"]
 
@@ -31,6 +31,9 @@ DESCRIPTION = (
 
 @dataclass
 class WorkerConfig:
+    """A worker's settings, resolved. Every value comes from ``load_config``: the
+    defaults live once, in :data:`elastic_channels.worker.settings.SETTINGS`."""
+
     run_id: str
     worker_id: int
     target_bps: float
@@ -40,21 +43,22 @@ class WorkerConfig:
     schema: str
     pipe: str
     properties: dict[str, Any]
-    profile_path: str | None = None
-    window_s: float = 5.0
-    max_inflight_bytes: int = 96_000_000
-    sleep_quantum_s: float = 0.25
-    drain_timeout_s: float = 60.0
-    connect_timeout_s: float = 120.0
-    retry_backoff_s: int = DEFAULT_RETRY_BACKOFF_S
+    profile_path: str | None
+    window_s: float
+    max_inflight_bytes: int
+    sleep_quantum_s: float
+    drain_timeout_s: float
+    connect_timeout_s: float
+    retry_backoff_s: int
     #: A batch unacked this long means its ack was lost: reopen and resend.
-    ack_timeout_s: float = 90.0
-    encoder: str | None = None
-    append_mode: str | None = None
-    ssl_cert_file: str | None = None
+    ack_timeout_s: float
+    encoder: str | None
+    append_mode: str | None
+    #: The emulator's CA certificate, when the profile is an emulator's info file.
+    ssl_cert_file: str | None
     #: Elastic channels this worker drives (``--channels``); a channel's own config
-    #: has its share of the rate and its first sequence number.
-    channels: int = 1
+    #: (``multi.channel_config``) has its share of the rate and its first sequence number.
+    channels: int
     channel_index: int = 0
     first_seq: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -206,7 +210,9 @@ def load_config(
         drain_timeout_s=get("drain_timeout_seconds"),
         connect_timeout_s=get("connect_timeout_seconds"),
         retry_backoff_s=retry_backoff_s,
-        ack_timeout_s=ack_timeout if ack_timeout is not None else retry_backoff_s + 60,
+        ack_timeout_s=(
+            ack_timeout if ack_timeout is not None else retry_backoff_s + ACK_TIMEOUT_MARGIN_S
+        ),
         encoder=get("encoder"),
         append_mode=get("append_mode"),
         ssl_cert_file=target.get("ssl_cert_file"),

@@ -26,8 +26,20 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from ..measures import MB, ms, peak_rss_mib, percentile, rss_mib
+from ..measures import MB, cpu_s_per_gb, ms, peak_rss_mib, percentile, rss_mib
 from ..monitor import histogram
+
+
+def ack_fields(acks: HdrHistogram) -> dict[str, Any]:
+    """Ack latency percentiles of a merged histogram, and the histogram itself, under
+    the names a window or summary line uses."""
+    out: dict[str, Any] = {
+        name: histogram.percentile_ms(acks, q)
+        for q, name in ((50, "ack_p50_ms"), (95, "ack_p95_ms"), (99, "ack_p99_ms"))
+    }
+    out["ack_max_ms"] = histogram.percentile_ms(acks, 100)
+    out["ack_hist_us"] = histogram.encode(acks)
+    return out
 
 
 @dataclass
@@ -245,6 +257,6 @@ class Meter:
             "errors": t.errors,
             "unacked_rows": unacked_rows,
             "cpu_s": round(cpu, 3),
-            "cpu_s_per_gb": round(cpu / (t.bytes / 1e9), 3) if t.bytes else None,
+            "cpu_s_per_gb": cpu_s_per_gb(cpu, t.bytes),
             "peak_rss_mib": round(peak_rss_mib(), 1),
         }

@@ -17,10 +17,11 @@ import threading
 from typing import Any, TextIO
 
 from ..fleet.report import aggregate_window
-from ..measures import MB
+from ..measures import MB, cpu_s_per_gb
 from ..monitor import histogram
 from .config import WorkerConfig
-from .worker import Worker
+from .meter import ack_fields
+from .worker import Worker, shortfall
 
 #: Channel c's first sequence number is c * CHANNEL_SEQ_STRIDE (2**48 rows apart).
 CHANNEL_SEQ_STRIDE = 2**48
@@ -121,15 +122,10 @@ def merge_summaries(parts: list[dict[str, Any]], cfg: WorkerConfig) -> dict[str,
     out["seconds"] = max(p["seconds"] for p in parts)
     out["mb_per_s"] = round(out["bytes_sent"] / max(out["seconds"], 1e-9) / MB, 3)
     out["rows_per_s"] = round(out["rows_sent"] / max(out["seconds"], 1e-9), 1)
-    acks = histogram.merge(p["ack_hist_us"] for p in parts if p.get("ack_hist_us"))
-    for q, name in ((50, "ack_p50_ms"), (95, "ack_p95_ms"), (99, "ack_p99_ms")):
-        out[name] = histogram.percentile_ms(acks, q)
-    out["ack_max_ms"] = histogram.percentile_ms(acks, 100)
-    out["ack_hist_us"] = histogram.encode(acks)
+    out.update(ack_fields(histogram.merge(p["ack_hist_us"] for p in parts if p.get("ack_hist_us"))))
     for key in ("cpu_s", "peak_rss_mib", "drain_seconds"):  # the process's, or the longest
         out[key] = max(p.get(key) or 0 for p in parts)
-    gb = out["bytes_sent"] / 1e9
-    out["cpu_s_per_gb"] = round(out["cpu_s"] / gb, 3) if gb else None
+    out["cpu_s_per_gb"] = cpu_s_per_gb(out["cpu_s"], out["bytes_sent"])
     out["channels"] = len(parts)
     out["channel_seqs"] = [[p["first_seq"], p["next_seq"]] for p in parts]
     errors = [p["error"] for p in parts if "error" in p]
@@ -137,11 +133,7 @@ def merge_summaries(parts: list[dict[str, Any]], cfg: WorkerConfig) -> dict[str,
         out["error"] = "; ".join(errors)
     else:
         out.pop("error", None)
-    due = cfg.target_bps * out["seconds"]
-    short = max(0.0, due - out["bytes_sent"])
-    out["target_bps"] = cfg.target_bps
-    out["under_target"] = short > max(2 * cfg.batch_bytes, 0.02 * due)
-    out["short_mb"] = round(short / 1e6, 3) if out["under_target"] else 0.0
+    out.update(shortfall(cfg, out["seconds"], out["bytes_sent"]))
     return out
 
 

@@ -12,6 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..model import PIPE_NAME
+from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
+
+#: With no --ack-timeout-seconds, a batch is taken as lost this long after the SDK's
+#: retry backoff would have ended.
+ACK_TIMEOUT_MARGIN_S = 60.0
+
 
 class ConfigError(ValueError):
     """A setting has a bad value; the message names the flag or variable."""
@@ -37,8 +44,18 @@ class Setting:
         if self.default_text:
             text += f" (default: {self.default_text})"
         elif self.default is not None:
-            text += f" (default: {self.default})"
+            text += f" (default: {show_number(self.default)})"
         return text
+
+
+def show_number(value: Any) -> str:
+    """A default as a person writes it: ``92e6`` for 92000000.0, ``60`` for 60.0."""
+    if not isinstance(value, float) or not value.is_integer():
+        return str(value)
+    digits = str(int(value))
+    zeros = len(digits) - len(digits.rstrip("0"))
+    exp = zeros - zeros % 3  # engineering notation, as rates are written here
+    return f"{int(value) // 10**exp}e{exp}" if exp >= 6 else digits
 
 
 def _kind_name(kind: Callable[[str], Any]) -> str:
@@ -50,8 +67,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("run_id", "--run-id", "RUN_ID stamped on every row", env="RUN_ID",
       default_text="run-<UTC time>"),
     S("target_bps", "--target-bps", "target bytes/s of NDJSON per worker (the reference "
-      "benchmark's per-pod rate is the default)", float, 92e6, "TARGET_BPS",
-      default_text="92e6"),
+      "benchmark's per-pod rate is the default)", float, 92e6, "TARGET_BPS"),
     S("duration_seconds", "--duration-seconds", "how long to send", float, 60.0,
       "DURATION_SECONDS"),
     S("batch_bytes", "--batch-bytes", "approximate bytes per append", int, 1_000_000,
@@ -93,14 +109,16 @@ SETTINGS: tuple[Setting, ...] = (
       group="where to send it"),
     S("schema", "--schema", "target schema", env="SNOWFLAKE_SCHEMA", group="where to send it"),
     S("pipe", "--pipe", "target pipe", env="SNOWFLAKE_PIPE", group="where to send it",
-      default_text="RESORT_SALES_PIPE, or the emulator's"),
+      default_text=f"{PIPE_NAME}, or the emulator's"),
     S("retry_backoff_seconds", "--retry-backoff-seconds", "SDK "
       "data_retry_total_backoff_seconds: how long the SDK retries a failing request "
       "before the worker reopens the channel and resends", int, group="where to send it",
-      default_text="30, unless the profile or SNOWPIPE_SDK_PROPERTIES sets it"),
+      default_text=f"{DEFAULT_RETRY_BACKOFF_S}, unless the profile or "
+      "SNOWPIPE_SDK_PROPERTIES sets it"),
     S("ack_timeout_seconds", "--ack-timeout-seconds", "a batch still unacked after this "
       "long is taken as lost by the SDK: the worker reopens the channel and resends",
-      float, group="where to send it", default_text="the retry backoff + 60"),
+      float, group="where to send it",
+      default_text=f"the retry backoff + {show_number(ACK_TIMEOUT_MARGIN_S)}"),
 )  # fmt: skip
 BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from ..measures import MB
 from ..sdk.session import ConnectError, is_back_pressure
 from .acks import AckInbox
 from .channel import Channel, SessionFactory, open_sdk_session
@@ -205,17 +206,18 @@ class Worker:
             own_cpu_s=round(self.loop_cpu_s - sdk, 3),
             append_own_cpu_s=round(self.append_cpu_s - sdk, 3),
         )
-        summary.update(self._shortfall(summary))
+        summary.update(shortfall(self.cfg, summary["seconds"], summary["bytes_sent"]))
         return summary
 
-    def _shortfall(self, summary: dict[str, Any]) -> dict[str, Any]:
-        """Whether the run sent less than its target asked for (a stall, a dead channel,
-        back-pressure), and by how much: more than two batches or 2% short counts."""
-        due = self.cfg.target_bps * summary["seconds"]
-        short = max(0.0, due - summary["bytes_sent"])
-        under = short > max(2 * self.cfg.batch_bytes, 0.02 * due)
-        return {
-            "target_bps": self.cfg.target_bps,
-            "under_target": under,
-            "short_mb": round(short / 1e6, 3) if under else 0.0,
-        }
+
+def shortfall(cfg: WorkerConfig, seconds: float, bytes_sent: int) -> dict[str, Any]:
+    """Whether a run sent less than its target asked for (a stall, a dead channel,
+    back-pressure), and by how much: more than two batches or 2% short counts."""
+    due = cfg.target_bps * seconds
+    short = max(0.0, due - bytes_sent)
+    under = short > max(2 * cfg.batch_bytes, 0.02 * due)
+    return {
+        "target_bps": cfg.target_bps,
+        "under_target": under,
+        "short_mb": round(short / MB, 3) if under else 0.0,
+    }
