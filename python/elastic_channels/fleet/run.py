@@ -75,6 +75,13 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "monitor in this process writes them while the run goes on)",
     )
     local_args.add_argument(
+        "--no-visible",
+        action="store_true",
+        help="the monitor does not read ingest-to-visible latency off the landing table's "
+        "commit times (METADATA$ROW_LAST_COMMIT_TIME; a table without row timestamps turns "
+        "it off by itself, with a warning)",
+    )
+    local_args.add_argument(
         "--worker-arg",
         action="append",
         default=[],
@@ -144,7 +151,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    mon = None if args.no_monitor else _start_monitor(run_id, args.workers, emu, v["profile"])
+    mon = None
+    if not args.no_monitor:
+        mon = _start_monitor(run_id, args.workers, emu, v["profile"], not args.no_visible)
     metrics: list[dict[str, Any]] | None = None
     try:
         workers = local.start_workers(args.workers, common, dict(os.environ))
@@ -217,13 +226,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _start_monitor(run_id: str, workers: int, emu: Any, profile: str | None) -> Any:
+def _start_monitor(run_id: str, workers: int, emu: Any, profile: str | None, visible: bool) -> Any:
     """A monitor in this process writing the run's windows to the metrics table of the
     target (the emulator's database, or the account's), or None with a note why not."""
     try:
         from ..monitor.in_run import RunMonitor
 
-        return RunMonitor(run_id, workers, emulator=emu, profile=profile)
+        return RunMonitor(run_id, workers, emulator=emu, profile=profile, visible=visible)
     except Exception as e:  # no SQL access to the account, a missing extra: run without
         print(f"monitor off: {e} (the run goes on; see --no-monitor)", file=sys.stderr)
         return None

@@ -57,7 +57,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    "be visible before the last ingest-to-visible read (default: "
                    "%(default)s)")  # fmt: skip
     p.add_argument("--no-visible", action="store_true",
-                   help="do not read ingest-to-visible latency off the landing table")  # fmt: skip
+                   help="do not read ingest-to-visible latency off the landing table's "
+                   "METADATA$ROW_LAST_COMMIT_TIME (its columns stay NULL); a table without "
+                   "row timestamps (Iceberg) turns the read off by itself, with a "
+                   "warning")  # fmt: skip
     target = p.add_argument_group("where rows go")
     target.add_argument("--profile", default=os.environ.get("SNOWFLAKE_PROFILE"),
                         help="an emulator's info JSON [SNOWFLAKE_PROFILE]")  # fmt: skip
@@ -139,6 +142,12 @@ def _finish(monitor: Monitor, tries: int = 5) -> int:
         f"{monitor.garbage_lines} line(s) skipped, {monitor.other_run_lines} of other runs",
         file=sys.stderr,
     )
+    if monitor.reader.error is not None:
+        print(
+            f"monitor {monitor.run_id}: ingest-to-visible unknown (NULL) where it could not "
+            f"be read: {monitor.reader.error}",
+            file=sys.stderr,
+        )
     if monitor.pending():
         return _fail(f"{monitor.pending()} row(s) not written: {monitor.last_error}")
     return 0

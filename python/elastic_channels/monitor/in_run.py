@@ -36,6 +36,7 @@ class RunMonitor:
         environ: Mapping[str, str] = os.environ,
         grace_s: float = 10.0,
         tick_s: float = 1.0,
+        visible: bool = True,
         on_fleet: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         sink: SqlMetricsSink
@@ -45,8 +46,9 @@ class RunMonitor:
             sink = sink_from(profile, {}, environ)
         sink.ensure_table()
         self.monitor = Monitor(
-            run_id, sink, grace_s=grace_s, expected_workers=workers, on_fleet=on_fleet
-        )
+            run_id, sink, grace_s=grace_s, expected_workers=workers, visible=visible,
+            on_fleet=on_fleet,
+        )  # fmt: skip
         self.monitor.resume()
         self._tick_s = tick_s
         self._next_tick = time.monotonic() + tick_s

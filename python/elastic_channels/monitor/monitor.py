@@ -13,6 +13,8 @@ fleet row is written, and read again once ``settle_s`` has passed after the wind
 end (commit times are the target's clock) and at the final flush, which also adds
 windows for rows committed after the workers' last one (see :mod:`.visible`);
 :meth:`Monitor.wait_visible` before it waits for the acknowledged rows to be visible.
+That read fails on its own: on a landing table without row timestamps the rows are
+written with the visible columns NULL (unknown), and a warning says what to do.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from . import rows
 from .records import LineError, parse
 from .sink import MetricsSink
 from .sql_client import SqlError
-from .visible import read_visible, wait_landed
+from .visible import VisibleReader, wait_landed
 from .windows import Window, WindowBook
 
 __all__ = ["Monitor"]
@@ -52,7 +54,8 @@ class Monitor:
         self.sink = sink
         self.grace_s = grace_s
         self.settle_s = grace_s if settle_s is None else settle_s
-        self.visible = visible
+        #: Ingest-to-visible reads (off with ``visible=False``, or once the table refuses).
+        self.reader = VisibleReader(sink, on=visible, settle_s=self.settle_s)
         self.book = WindowBook(expected_workers)
         self._clock = clock
         #: Called with each fleet window when first written or changed by a line (e.g. to
@@ -135,7 +138,7 @@ class Monitor:
                 w
                 for w in self.book.windows.values()
                 if w.fleet_written and not w.fleet_dirty and not w.visible_final
-                and now >= w.end + self.settle_s and self.visible
+                and now >= w.end + self.settle_s and self.reader.due(now)
             ]  # fmt: skip
             return self._write(fleet, now)
 
@@ -150,7 +153,7 @@ class Monitor:
         with self._lock:
             windows = [
                 w for w in self.book.windows.values()
-                if self.visible or not w.fleet_written or w.fleet_dirty
+                if self.reader.on or not w.fleet_written or w.fleet_dirty
             ]  # fmt: skip
             return self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
 
@@ -158,17 +161,13 @@ class Monitor:
         if not fleet and not self._pending:
             return 0
         news = {w.window_start for w in fleet if not w.fleet_written or w.fleet_dirty}
+        assert self.run_id is not None
+        # Never raises: on failure the windows keep their visible figures unknown.
+        for w in self.reader.read(self.run_id, fleet, now=now, final=final):
+            fleet.append(self.book.windows.setdefault(w.window_start, w))  # later commits
         try:
-            if fleet and self.visible:
-                assert self.run_id is not None
-                extra = read_visible(
-                    self.sink, self.run_id, fleet, now=now, settle_s=self.settle_s, final=final
-                )
-                for w in extra:  # commits after the workers' last window
-                    fleet.append(self.book.windows.setdefault(w.window_start, w))
             out = list(self._pending.values())
             worker_rows = [rows.worker_row(line, self._state_of(line)) for line in out]
-            assert self.run_id is not None
             fleet_dicts = [w.fleet() for w in fleet]
             fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts]
             if worker_rows or fleet_rows:
@@ -200,7 +199,7 @@ class Monitor:
         """Wait (at most ``timeout_s``) until every row the finished workers had
         acknowledged is visible in the landing table: then the final flush sees every
         commit. True if they all are."""
-        if not self.visible or self.run_id is None or not self._acked:
+        if not self.reader.on or self.run_id is None or not self._acked:
             return True
         try:
             return wait_landed(

@@ -6,21 +6,98 @@ end of a run, rows still committing after the workers' last window get windows o
 own (no worker reports them: ``WORKERS_REPORTING`` 0), so every landed row of the run
 is in exactly one window; :func:`wait_landed` first waits until the rows the workers
 had acknowledged are all visible (commits trail acks by seconds on an account).
+
+The read fails on its own (:class:`VisibleReader`): a landing table without row
+timestamps (a Snowflake-managed Iceberg table has none; a native table made before
+``setup`` turned ``ROW_TIMESTAMP`` on) refuses ``METADATA$ROW_LAST_COMMIT_TIME``, and then
+the visible columns of the run's rows stay NULL (unknown) while the worker and fleet
+rows are written as ever.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from .sink import MetricsSink
+from .sql_client import SqlError
 from .windows import Window
 
-__all__ = ["empty_fleet", "read_visible", "wait_landed"]
+__all__ = ["VisibleReader", "empty_fleet", "read_visible", "wait_landed"]
+
+log = logging.getLogger("elastic_channels.monitor")
 
 #: How far past the last window a final read looks for commits (a day).
 FINAL_HORIZON_S = 86_400.0
+#: After a read failed for another reason (the target busy, a network fault), the next
+#: try waits this long, so a failing read does not rewrite the fleet rows every tick.
+RETRY_S = 30.0
+ADVICE = (
+    "`elastic-channels setup` turns ROW_TIMESTAMP on for a native RESORT_SALES; a "
+    "Snowflake-managed Iceberg table has no row timestamps; `--no-visible` skips this read"
+)
+
+
+class VisibleReader:
+    """Reads ingest-to-visible for a run's windows, and never fails the monitor's write.
+
+    ``on`` is False with ``--no-visible``, and becomes False for the rest of the run
+    when the landing table refuses the query (an SQL compilation error: no
+    ``METADATA$ROW_LAST_COMMIT_TIME`` on it). Any other failure is tried again after
+    ``retry_s``. Either way the windows keep their visible figures unknown (NULL), and
+    the warning is logged once; ``error`` says why."""
+
+    def __init__(
+        self, sink: MetricsSink, *, on: bool = True, settle_s: float, retry_s: float = RETRY_S
+    ) -> None:
+        self.sink = sink
+        self.on = on
+        self.settle_s = settle_s
+        self.retry_s = retry_s
+        self.error: str | None = None
+        self._retry_at = 0.0
+
+    def due(self, now: float) -> bool:
+        """Whether a read may be tried now."""
+        return self.on and now >= self._retry_at
+
+    def read(
+        self, run_id: str, windows: list[Window], *, now: float, final: bool = False
+    ) -> list[Window]:
+        """:func:`read_visible` for ``windows``, or nothing (and their figures left as
+        they were) if it fails."""
+        if not windows or not self.on or (now < self._retry_at and not final):
+            return []
+        try:
+            return read_visible(
+                self.sink, run_id, windows, now=now, settle_s=self.settle_s, final=final
+            )
+        except SqlError as e:
+            self._failed(e, now)
+            return []
+
+    def _failed(self, e: SqlError, now: float) -> None:
+        first = self.error is None
+        self.error = str(e)
+        table = getattr(self.sink, "landing_table", "the landing table")
+        if _refused(self.error):  # the query itself: the table has no row timestamps
+            self.on = False
+            log.warning(
+                "monitor: ingest-to-visible is unknown for this run (its columns stay "
+                "NULL; the metrics rows are written): %s refuses METADATA$ROW_LAST_COMMIT_TIME "
+                "(%s). %s",
+                table, e, ADVICE,
+            )  # fmt: skip
+            return
+        self._retry_at = now + self.retry_s
+        if first:
+            log.warning(
+                "monitor: reading ingest-to-visible from %s failed (%s); the metrics rows "
+                "are written with it unknown, and the read is tried again in %g s. %s",
+                table, e, self.retry_s, ADVICE,
+            )  # fmt: skip
 
 
 def read_visible(
@@ -48,6 +125,16 @@ def read_visible(
             if ws > last:
                 extra.append(Window(ws, window_s, visible=figures, visible_final=True))
     return extra
+
+
+def _refused(message: str) -> bool:
+    """Whether the target refused the statement itself (it would refuse it again): the
+    SQL API answers HTTP 422 to a statement that cannot run (Snowflake: "SQL compilation
+    error ... invalid identifier"; the emulator: DuckDB's binder error)."""
+    text = message.lower()
+    return message.startswith("HTTP 422") or any(
+        words in text for words in ("compilation error", "invalid identifier", "binder error")
+    )
 
 
 def empty_fleet(w: Window) -> dict[str, Any]:
