@@ -8,7 +8,9 @@ import json
 import stat
 
 import pytest
-from emulator_support import EmulatorProcess
+from emulator_support import ROWS_PATH, EmulatorProcess
+
+from elastic_channels.rows import ResortGenerator
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +47,26 @@ def test_control_calls_without_the_secret_are_401(emu, secret):
     assert emu.control("GET", "faults") == b"[]", "no fault got in"
 
 
+@pytest.fixture(scope="module")
+def rows_landed(emu):
+    """A few rows in the table, so a query that changed it would show."""
+    token = emu.scoped_token()
+    body = ResortGenerator("control", 0).next_batch(5, 1_700_000_000_000_000)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
+    status, _, reply = emu.request("POST", ROWS_PATH.format(rid="control"), body, headers)
+    assert status == 200, reply
+    assert emu.wait_landed(60)
+    return 5
+
+
+def _refused(emu, sql, why, rows_landed):
+    status, _, reply = _post(emu, "query", {"sql": sql}, emu.secret)
+    assert status == 400, reply
+    assert why in json.loads(reply)["message"]
+    assert emu.query("SELECT count(*) AS n FROM RESORT_SALES") == [{"n": rows_landed}]
+    assert emu.query("SELECT count(*) AS n FROM duckdb_tables()")[0]["n"] == 3, "no table made"
+
+
 @pytest.mark.parametrize(
     ("sql", "why"),
     [
@@ -56,17 +78,58 @@ def test_control_calls_without_the_secret_are_401(emu, secret):
         ("INSTALL httpfs", "only SELECT"),
         ("SET enable_external_access = true", "only SELECT"),
         ("SELECT 1; DROP TABLE RESORT_SALES", "exactly one"),
-        ("SELECT * FROM read_csv('/etc/passwd')", "disabled"),
-        ("SELECT * FROM read_text('/etc/hostname')", "disabled"),
-        ("SELECT * FROM '/etc/passwd'", ""),
-        ("SELECT * FROM glob('/*')", "disabled"),
+        ("EXPLAIN ANALYZE DELETE FROM RESORT_SALES", "EXPLAIN ANALYZE runs"),
+        ("EXPLAIN ANALYZE CREATE TABLE x AS SELECT 1", "EXPLAIN ANALYZE runs"),
+        ("explain  analyze select 1", "EXPLAIN ANALYZE runs"),
+        ("EXPLAIN DELETE FROM RESORT_SALES", "only EXPLAIN of a SELECT"),
+        ("SELECT * FROM read_csv('/etc/passwd')", "read_csv() is not allowed"),
+        ("SELECT * FROM read_text('/etc/hostname')", "read_text() is not allowed"),
+        ("SELECT * FROM '/etc/passwd'", "not a table or view"),
+        ("SELECT * FROM glob('/*')", "glob() is not allowed"),
+        ("SELECT * FROM query('DELETE FROM RESORT_SALES')", "query() is not allowed"),
+        ("SELECT (SELECT count(*) FROM read_parquet('/x'))", "read_parquet() is not allowed"),
     ],
 )
-def test_queries_cannot_change_anything_or_read_files(emu, sql, why):
-    status, _, reply = _post(emu, "query", {"sql": sql}, emu.secret)
-    assert status == 400, reply
-    assert why in json.loads(reply)["message"]
-    assert emu.query("SELECT count(*) AS n FROM RESORT_SALES") == [{"n": 0}]
+def test_queries_cannot_change_anything_or_read_files(emu, rows_landed, sql, why):
+    _refused(emu, sql, why, rows_landed)
+
+
+def test_the_lander_work_files_stay_unread_and_nothing_is_written(emu, rows_landed):
+    """The lander's work directory is the one place DuckDB may open files: a query still
+    cannot read a file there, nor write one (COPY TO, EXPLAIN ANALYZE COPY TO)."""
+    work = (emu.data_dir / "spool-work").resolve()
+    assert work.is_dir()
+    planted = work / "planted.csv"
+    planted.write_text("secret\n1\n")
+    for sql, why in (
+        (f"SELECT * FROM read_csv('{planted}')", "read_csv() is not allowed"),
+        (f"SELECT * FROM '{planted}'", "not a table or view"),
+        (f'SELECT * FROM "{planted}"', "not a table or view"),
+        (f"DESCRIBE '{planted}'", "not a table or view"),
+        (f"WITH a AS (SELECT * FROM '{planted}'), \"{planted}\" AS (SELECT 1) FROM a",
+         "not a table or view"),
+        (f"COPY RESORT_SALES TO '{work}/out.csv'", "only SELECT"),
+        (f"EXPLAIN ANALYZE COPY RESORT_SALES TO '{work}/out.csv'", "EXPLAIN ANALYZE runs"),
+        (f"ATTACH '{work}/other.duckdb'", "only SELECT"),
+    ):  # fmt: skip
+        _refused(emu, sql, why, rows_landed)
+    assert not (work / "out.csv").exists() and not (work / "other.duckdb").exists()
+    planted.unlink()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 41 + 1 AS answer",
+        "WITH a AS (SELECT 42 AS answer) SELECT * FROM a",
+        "EXPLAIN SELECT count(*) FROM RESORT_SALES",
+        "SELECT count(*) AS answer FROM resort_sales",
+        "DESCRIBE RESORT_SALES",
+        "SELECT * FROM range(3)",
+    ],
+)
+def test_a_query_works_for_the_owner(emu, sql):
+    assert emu.query(sql)
 
 
 def test_a_select_works_for_the_owner(emu):

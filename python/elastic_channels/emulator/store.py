@@ -8,7 +8,8 @@ landed commit together (what makes a restart exactly-once).
 
 The database is locked down once open: no file access except the ``work/`` directory,
 no extensions loaded from disk, configuration frozen. :meth:`Store.query` runs one
-read-only statement (a SELECT) for the control endpoint and the CLI.
+read-only query of the tables (``query_guard.py``) in a read-only transaction, for the
+control endpoint and the CLI.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from .query_guard import QueryRefused, check_query
 from .rowparse import NOT_BLANK, SOURCE, parse_sql
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
@@ -105,6 +107,8 @@ class Store:
                 dirs = ", ".join(_sql_str(str(d.resolve()) + "/") for d in allowed)
                 self._con.execute(f"SET GLOBAL allowed_directories = [{dirs}]")
             self._con.execute("SET GLOBAL enable_external_access = false")
+            # No query scans a Python variable named like a table (DuckDB's replacement scan).
+            self._con.execute("SET GLOBAL python_enable_replacements = false")
             self._con.execute("SET GLOBAL lock_configuration = true")
         except duckdb.Error as e:
             raise StoreError(f"cannot open {db_path}: {e}") from None
@@ -208,16 +212,12 @@ class Store:
         return results
 
     def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Column names and rows of ONE read-only statement; StoreError saying why not."""
+        """Column names and rows of ONE read-only query of the tables (``query_guard``),
+        run in a read-only transaction; StoreError saying why not."""
         cur = self._con.cursor()
         try:
-            statements = cur.extract_statements(sql)
-            if len(statements) != 1:
-                raise StoreError(f"send exactly one SQL statement, not {len(statements)}")
-            kind = statements[0].type
-            if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
-                raise StoreError(f"only SELECT queries are allowed here, not {kind.name}")
-            cur.execute("BEGIN")
+            check_query(cur, sql)
+            cur.execute("BEGIN TRANSACTION READ ONLY")
             try:
                 cur.execute(sql)
                 if cur.description is None:
@@ -225,7 +225,7 @@ class Store:
                 return [d[0] for d in cur.description], cur.fetchall()
             finally:
                 cur.execute("ROLLBACK")
-        except duckdb.Error as e:
+        except (duckdb.Error, QueryRefused) as e:
             raise StoreError(str(e)) from None
         finally:
             cur.close()
