@@ -36,6 +36,14 @@ def _one(row: dict | bytes) -> tuple[dict | None, str | None]:
     return json.loads(good), None
 
 
+def _epoch(n: int, unit: str) -> str:
+    """The instant ``n`` ``unit`` after the epoch, to the microsecond (floored)."""
+    us = n * {"s": 10**6, "ms": 10**3}[unit] if unit in ("s", "ms") else n
+    us = us // 1000 if unit == "ns" else us
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    return (epoch + dt.timedelta(microseconds=us)).isoformat()
+
+
 # (column, JSON value, what lands or None if refused)
 RULES = [
     # NUMBER(9,0): numbers and numeric strings, rounded half away from zero, <= 9 digits
@@ -80,6 +88,26 @@ RULES = [
     ("SALE_TIME", 1700000000123, "2023-11-14T22:13:20.123000+00:00"),  # milliseconds
     ("SALE_TIME", 1700000000123456, "2023-11-14T22:13:20.123456+00:00"),  # microseconds
     ("SALE_TIME", "1700000000", "2023-11-14T22:13:20+00:00"),
+    # ... on both sides of each magnitude edge (31536000000 = the ms in a year), both signs
+    ("SALE_TIME", 31535999999, _epoch(31535999999, "s")),
+    ("SALE_TIME", 31536000000, _epoch(31536000000, "ms")),  # 1971-01-01
+    ("SALE_TIME", "31536000000", _epoch(31536000000, "ms")),
+    ("SALE_TIME", -31535999999, _epoch(-31535999999, "s")),
+    ("SALE_TIME", -31536000000, _epoch(-31536000000, "ms")),  # 1969-01-01
+    ("SALE_TIME", 31535999999999, _epoch(31535999999999, "ms")),
+    ("SALE_TIME", 31536000000000, _epoch(31536000000000, "us")),
+    ("SALE_TIME", 31535999999999999, _epoch(31535999999999999, "us")),
+    ("SALE_TIME", 31536000000000000, _epoch(31536000000000000, "ns")),
+    ("SALE_TIME", 1700000000123456789, "2023-11-14T22:13:20.123456+00:00"),  # ns, to the µs
+    ("SALE_TIME", 9223372036854775807, _epoch(9223372036854775807, "ns")),
+    ("SALE_TIME", 9223372036854775808, None),  # past 64 bits
+    # ... and at most 9 fractional digits (Snowflake's FF9), kept to the microsecond
+    ("SALE_TIME", "2023-11-14T22:13:20.123456789Z", "2023-11-14T22:13:20.123456+00:00"),
+    ("SALE_TIME", "2023-11-14T22:13:20.999999999+01:00", "2023-11-14T21:13:20.999999+00:00"),
+    ("SALE_TIME", "2023-11-14 22:13:20.1", "2023-11-14T22:13:20.100000+00:00"),
+    ("SALE_TIME", "2023-11-14T22:13:20.1234567891Z", None),
+    ("SALE_TIME", "2023-11-14T22:13:20.1234567891", None),
+    ("SALE_TIME", "2023-11-14T22:13:20.000000000000+01:00", None),
     ("SALE_TIME", "2023-13-14T22:13:20Z", None),
     ("SALE_TIME", "not a time", None),
     ("SALE_TIME", 1.5, None),
@@ -155,3 +183,73 @@ def test_a_row_lands_or_not_whatever_its_neighbours(emu):
         by_run.setdefault(r["RUN_ID"], []).append(r["TXID"])
     assert by_run == {"alone": ["odd-1", "odd-2", "odd-3", "odd-4"],
                       "beside": ["odd-1", "odd-2", "odd-3", "odd-4"]}  # fmt: skip
+
+
+PIPE = "/v2/streaming/databases/EMULATOR_DB/schemas/PUBLIC/pipes/RESORT_SALES_PIPE"
+DATA = "/v2/streaming/data/databases/EMULATOR_DB/schemas/PUBLIC/pipes/RESORT_SALES_PIPE"
+
+
+class _Channel:
+    """One channel of the real emulator, opened as the SDK opens it."""
+
+    def __init__(self, emu, name: str) -> None:
+        self.emu, self.name = emu, name
+        self.headers = {"Authorization": f"Bearer {emu.token}", "Content-Type": "application/json"}
+        status, _, body = emu.request("PUT", f"{PIPE}/channels/{name}", b"{}", self.headers)
+        assert status == 200, body
+        self.token = json.loads(body)["next_continuation_token"]
+
+    def append(self, rows: list[dict], offset: str) -> None:
+        body = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+        path = (
+            f"{DATA}/channels/{self.name}/rows?requestId={offset}"
+            f"&continuationToken={self.token}&offsetToken={offset}"
+        )
+        headers = {**self.headers, "Content-Type": "application/x-ndjson"}
+        status, _, reply = self.emu.request("POST", path, body, headers)
+        assert status == 200, reply
+        self.token = json.loads(reply)["next_continuation_token"]
+
+    def status(self) -> dict:
+        body = json.dumps({"channel_names": [self.name]}).encode()
+        status, _, out = self.emu.request("POST", f"{PIPE}:bulk-channel-status", body, self.headers)
+        assert status == 200, out
+        return json.loads(out)["channel_statuses"][self.name]
+
+
+def test_the_rules_hold_through_the_lander_and_bad_rows_show_in_channel_status(emu):
+    """Every rule above, landed by the real DuckDB lander: what lands is what the rule
+    says, and the refused rows are counted in bulk channel status with the last one's
+    message and the offset token of the request that held it."""
+    channel = _Channel(emu, "RULES")
+    rows = [_row(TXID=f"rule-{i}", RUN_ID="rules", **{c: v}) for i, (c, v, _) in enumerate(RULES)]
+    channel.append(rows, "r1")
+    clean = [_row(TXID=f"clean-{i}", RUN_ID="rules") for i in range(5)]
+    channel.append(clean, "r2")
+    assert emu.wait_landed(60)
+    landed = {r["TXID"]: r for r in emu.query("SELECT * FROM RESORT_SALES WHERE RUN_ID = 'rules'")}
+    bad = [i for i, (_, _, lands) in enumerate(RULES) if lands is None]
+    for i, (column, value, lands) in enumerate(RULES):
+        got = landed.get(f"rule-{i}")
+        if lands is None:
+            assert got is None, f"{column}={value!r} landed as {got and got[column]!r}"
+        else:
+            assert got is not None, f"{column}={value!r} did not land"
+            assert _norm(column, got[column]) == _norm(column, lands), (column, value)
+    assert sum(t.startswith("clean-") for t in landed) == 5
+    st = channel.status()
+    assert st["rows_error_count"] == len(bad)
+    assert st["rows_parsed"] == len(RULES) + 5
+    assert st["last_error_message"].startswith(f"line {bad[-1] + 1}: ")
+    assert st["last_error_offset_upper_bound"] == "r1", "the request holding the last error"
+    assert st["last_committed_offset_token"] == "r2"
+
+    late = [*clean[:2], _row(TXID="late", SALE_TIME="2023-11-14T22:13:20.1234567891Z")]
+    channel.append([{**r, "RUN_ID": "rules-late"} for r in late], "r3")
+    assert emu.wait_landed(60)
+    st = channel.status()
+    assert st["rows_error_count"] == len(bad) + 1
+    assert st["last_error_message"].startswith("line 3: ")
+    assert "at most 9 fractional digits" in st["last_error_message"]
+    assert "$.SALE_TIME" in st["last_error_message"]
+    assert st["last_error_offset_upper_bound"] == st["last_committed_offset_token"] == "r3"

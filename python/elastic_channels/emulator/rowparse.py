@@ -17,10 +17,10 @@ a table) follow Snowflake's documented conversions for JSON into typed columns:
 * VARCHAR(n): a string as is; a number or ``true``/``false`` as its JSON text (Snowflake
   converts them); at most ``n`` characters. Objects and arrays are refused.
 * TIMESTAMP_TZ / TIMESTAMP_NTZ / TIMESTAMP_LTZ: an ISO-8601 string (date, optional time
-  with up to 9 fractional digits, optional ``Z`` or ``+hh:mm`` offset; no offset is UTC),
-  or an integer (a number or a string of digits) counted from the epoch in seconds,
-  milliseconds, microseconds or nanoseconds by its magnitude, as Snowflake reads
-  integer-stored timestamps.
+  with at most 9 fractional digits, kept to the microsecond; optional ``Z`` or
+  ``+hh:mm`` offset; no offset is UTC), or a 64-bit integer (a number or a string of
+  digits) counted from the epoch in seconds, milliseconds, microseconds or nanoseconds
+  by its magnitude, as Snowflake reads integer-stored timestamps.
 * BOOLEAN: ``true``/``false``; a number (0 is false); a string ``true/t/yes/y/on/1`` or
   ``false/f/no/n/off/0`` in any case.
 * FLOAT/DOUBLE: a number or a numeric string. DATE: an ISO date string.
@@ -49,6 +49,12 @@ _EPOCH = (
     "WHEN abs({n}) < 31536000000000 THEN make_timestamp({n} * 1000) "
     "WHEN abs({n}) < 31536000000000000 THEN make_timestamp({n}) "
     "ELSE make_timestamp({n} // 1000) END"
+)
+
+#: More than 9 fractional digits (``contains`` first: most values have no dot at all).
+_TOO_FINE = "contains({v}, '.') AND regexp_matches({v}, '\\.[0-9]{{10}}')"
+_TIMESTAMP_ACCEPTS = (
+    "an ISO-8601 timestamp string (at most 9 fractional digits) or an integer epoch"
 )
 
 
@@ -80,8 +86,10 @@ def _value(ref: str, sf_type: str, path: str = "'$'") -> tuple[str, str, str]:
             f"CASE WHEN regexp_full_match(trim({ref}), '-?[0-9]+') "
             f"THEN TRY_CAST(trim({ref}) AS BIGINT) END"
         )
-        expr = f"coalesce(TRY_CAST({ref} AS {duck}), ({_EPOCH.format(n=as_int)})::{duck})"
-        return "VARCHAR", expr, "an ISO-8601 timestamp string or an integer epoch"
+        cast = f"coalesce(TRY_CAST({ref} AS {duck}), ({_EPOCH.format(n=as_int)})::{duck})"
+        # DuckDB reads any number of fractional digits; Snowflake's (FF, FF9) at most 9.
+        expr = f"CASE WHEN NOT ({_TOO_FINE.format(v=ref)}) THEN {cast} END"
+        return "VARCHAR", expr, _TIMESTAMP_ACCEPTS
     if duck == "DOUBLE":
         return "VARCHAR", f"TRY_CAST(trim({ref}) AS DOUBLE)", "a number or numeric string"
     if duck == "DATE":
