@@ -10,11 +10,11 @@ each with the SDK's zstd compression on and off, at 92 MB/s and flat out ("max")
 
 With --pin the worker process, SDK threads included, is held to one CPU, as in a
 1-vCPU pod, so "max" is what one worker does on one core. The emulator is not held:
-it needs more than one core to land more than ~100 MB/s, and shares the worker's
+landing costs it more CPU than sending costs the worker, and it shares the worker's
 core too, so a pinned worker has less than a whole core. On a small box the emulator,
 not the worker, then sets "max"; --light-emulator makes it ack before fsync and skip
-its key pre-scan (~30% less landing CPU), which moves that limit up. The "cores"
-column is the worker's CPU over wall time: what it used of its core.
+its key pre-scan, which moves that limit up (docs/PERFORMANCE.md has the figures).
+The "cores" column is the worker's CPU over wall time: what it used of its core.
 "gen+append %" is the narrower count the issue names: generating and encoding rows
 plus the append bookkeeping (the SDK's append calls excluded), without pacing, acks
 and windows.
