@@ -8,8 +8,12 @@ server facing careless or hostile clients needs and uvicorn leaves to a proxy:
   ``header_timeout_s`` of its first byte is answered 408 and closed;
 * an idle timeout: a connection that sends nothing for ``idle_timeout_s`` is closed;
 * a TLS handshake timeout (``handshake_timeout_s``);
-* a connection cap: past ``max_connections`` open connections a new one is answered 503
-  and closed before anything is read.
+* a connection cap: connections still in their TLS handshake count with the open ones
+  (the server accepts them itself, then hands each to asyncio's TLS with
+  ``connect_accepted_socket``), and past ``max_connections`` a new one is answered 503
+  once its handshake is done and closed before anything is read; past that and
+  :data:`REFUSING_HANDSHAKES` such refusals still in their handshake, a new connection is
+  closed at once, before TLS (no answer is possible then).
 
 Body timeouts, size caps and authentication before the body belong to the application
 (``app.py``), which reads the body itself, chunk by chunk.
@@ -68,6 +72,11 @@ def _raw_reply(status: int, reason: str, message: str) -> bytes:
     return head.encode() + body
 
 
+#: Connections over the cap still taken through their TLS handshake for a 503; more are
+#: closed before TLS, so a flood of half-open handshakes holds at most
+#: ``max_connections + REFUSING_HANDSHAKES`` sockets.
+REFUSING_HANDSHAKES = 4
+
 #: After refusing a request whose body is still arriving, read and drop what comes for
 #: this long before closing, so that the refusal is not lost to a TCP reset (what nginx
 #: calls a lingering close).
@@ -105,8 +114,9 @@ class GuardedH11Protocol(H11Protocol):
 
     limits: HttpLimits = HttpLimits()
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, refused: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.refused = refused  # over the connection cap when accepted: answered 503
         app = self.app
 
         async def with_transport(scope: Any, receive: Any, send: Any) -> None:
@@ -124,7 +134,7 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._lingering = _LingeringTransport(transport, self)
         super().connection_made(self._lingering)  # type: ignore[arg-type]
-        if len(self.connections) > self.limits.max_connections:
+        if self.refused:
             log.warning("connection cap of %d reached: refusing one", self.limits.max_connections)
             transport.write(_raw_reply(503, "Service Unavailable", "too many connections"))
             transport.close()
@@ -211,6 +221,8 @@ class HttpServer:
         self._loop = asyncio.new_event_loop()
         self._stop = asyncio.Event()
         self._ready = threading.Event()
+        self._handshaking = 0  # accepted, TLS handshake not done
+        self._refusing = 0  # of those, over the cap (to be answered 503)
         self._thread = threading.Thread(target=self._run, name="emulator-http", daemon=True)
 
     def start(self) -> None:
@@ -226,22 +238,10 @@ class HttpServer:
 
     async def _serve(self) -> None:
         state = ServerState()
-        config = self._config
-
-        def protocol() -> asyncio.Protocol:
-            return config.http_protocol_class(  # type: ignore[call-arg]
-                config=config, server_state=state, app_state={}, _loop=self._loop
-            )
-
-        server = await self._loop.create_server(
-            protocol,
-            sock=self._sock,
-            ssl=self._context,
-            ssl_handshake_timeout=self._limits.handshake_timeout_s,
-        )
+        accepting = self._loop.create_task(self._accept(state))
         self._ready.set()
         await self._stop.wait()
-        server.close()
+        accepting.cancel()
         for conn in list(state.connections):
             conn.shutdown()
         for _ in range(100):  # requests in progress finish (up to 10 s)
@@ -251,6 +251,59 @@ class HttpServer:
         for conn in list(state.connections):
             conn.transport.abort()
         await asyncio.sleep(0)
+
+    async def _accept(self, state: ServerState) -> None:
+        """Accept connections, counting those in their TLS handshake against the cap."""
+        handshakes: set[asyncio.Task] = set()
+        try:
+            while True:
+                try:
+                    conn, _ = await self._loop.sock_accept(self._sock)
+                except OSError as e:  # out of file descriptors, say: as asyncio's server does
+                    log.warning("accept failed: %s; retrying in 1 s", e)
+                    await asyncio.sleep(1.0)
+                    continue
+                over = len(state.connections) + self._handshaking >= self._limits.max_connections
+                if over and self._refusing >= REFUSING_HANDSHAKES:
+                    conn.close()  # before TLS: nothing can be answered
+                    continue
+                if over:
+                    log.warning(
+                        "connection cap of %d reached: refusing one", self._limits.max_connections
+                    )
+                self._handshaking += 1  # counted now: the next accept may come first
+                self._refusing += over
+                task = self._loop.create_task(self._handshake(conn, state, over))
+                handshakes.add(task)
+                task.add_done_callback(handshakes.discard)
+        finally:
+            for task in list(handshakes):
+                task.cancel()
+            if handshakes:
+                await asyncio.wait(handshakes, timeout=5)
+
+    async def _handshake(self, conn: socket.socket, state: ServerState, refused: bool) -> None:
+        """TLS on an accepted connection, then uvicorn's protocol on it (counted by the
+        caller in ``_handshaking`` until this ends)."""
+        config = self._config
+
+        def protocol() -> asyncio.Protocol:
+            return config.http_protocol_class(  # type: ignore[call-arg]
+                config=config, server_state=state, app_state={}, _loop=self._loop,
+                refused=refused,
+            )  # fmt: skip
+
+        try:
+            await self._loop.connect_accepted_socket(
+                protocol, conn, ssl=self._context,
+                ssl_handshake_timeout=self._limits.handshake_timeout_s,
+            )  # fmt: skip
+        except Exception as e:  # refused, timed out, reset: the connection alone ends
+            log.debug("TLS handshake failed: %s", e)
+            conn.close()
+        finally:
+            self._handshaking -= 1
+            self._refusing -= refused
 
     def stop(self) -> None:
         if self._thread.is_alive():
