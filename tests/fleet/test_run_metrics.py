@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from emulator_support import sdk_available
 
+from elastic_channels.dashboard import metrics_sql as m
+from elastic_channels.dashboard.dialect import DUCKDB
+
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 
 
@@ -62,7 +65,7 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
     rows = _query(
         tmp_path,
         "SELECT WINDOW_START, IS_FLEET, WORKER_ID, ROWS_APPENDED FROM ELASTIC_K8S_METRICS "
-        f"WHERE RUN_ID = '{run_id}' ORDER BY WINDOW_START",
+        f"WHERE RUN_ID = '{run_id}' AND NOT IS_SUMMARY ORDER BY WINDOW_START",
     )
     fleet = {r["WINDOW_START"]: r["ROWS_APPENDED"] for r in rows if r["IS_FLEET"]}
     per_worker: dict[str, int] = {}
@@ -75,3 +78,13 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
     assert sum(fleet.values()) == totals["rows_sent"]
     assert "fleet windows, as ELASTIC_K8S_METRICS holds them" in out
     assert "ELASTIC_K8S_METRICS WHERE RUN_ID" in out  # the query to run it again
+    # The dashboard's totals read the workers' summary rows, and its lost (their rows
+    # minus the distinct TXIDs landed) is what the run reported.
+    landed = result["landed"]
+    cols = [r["column_name"] for r in _query(tmp_path, "DESCRIBE ELASTIC_K8S_METRICS")]
+    (t,) = _query(tmp_path, m.totals(DUCKDB, run_id, m.MetricsColumns.resolve(cols)))
+    (got,) = _query(tmp_path, m.landed(run_id, "RESORT_SALES"))
+    assert t["FROM_SUMMARIES"] is True and t["WORKERS"] == 2
+    assert t["ROWS"] == landed["rows_expected"] == totals["rows_sent"]
+    assert t["ROWS"] - got["DISTINCT_TXIDS"] == landed["lost"] == 0
+    assert got["DUPLICATES"] == landed["duplicates"]

@@ -165,6 +165,14 @@ def test_replay_writes_exactly_one_row_per_worker_window_and_per_fleet_window(fl
         ws = r["WINDOW_START"].timestamp()
         assert (DEAD in expected[ws]["workers"]) == (ws <= died_in)
     assert died_in < max(r["WINDOW_START"].timestamp() for r in fleet_rows)
+    # One summary row per worker that printed its summary (the reconnects did not double
+    # them), with its whole-run rows; none for the dead worker.
+    summaries = sink.read_rows(RUN, summary=True)
+    assert sorted(r["WORKER_ID"] for r in summaries) == [w for w in range(WORKERS) if w != DEAD]
+    for r in summaries:
+        lines = workers[r["WORKER_ID"]].lines
+        assert r["ROWS_APPENDED"] == sum(x["rows"] for x in lines)
+        assert r["WINDOW_END"].timestamp() == lines[-1]["end"]
 
 
 def test_a_window_waits_for_its_workers_then_for_the_grace_period(fleet):
@@ -203,11 +211,13 @@ def test_a_restarted_monitor_reading_the_logs_again_counts_nothing_twice(fleet):
     con = duckdb_with_landing_table()
     sink = make_sink(con)
     first = Monitor(RUN, sink, grace_s=6.0, expected_workers=WORKERS)
-    half = len(lines) // 2
+    # It crashes once half the workers have printed their summary.
+    ends = [i for i, line in enumerate(lines) if '"type": "summary"' in line]
+    half = ends[len(ends) // 2]
     replay(first, lines[:half], times[:half])
     first.tick(now=times[half])  # then it crashes: no final flush
-    written_before = len(sink.read_rows(RUN))
-    assert written_before > 0
+    written_before = len(sink.read_rows(RUN, summary=None))
+    assert written_before > len(sink.read_rows(RUN)) > 0  # summary rows among them
 
     second = Monitor(RUN, sink, grace_s=6.0, expected_workers=WORKERS)
     assert second.resume() == written_before
@@ -225,4 +235,6 @@ def test_a_restarted_monitor_reading_the_logs_again_counts_nothing_twice(fleet):
             (tuple((k, v) for k, v in r.items() if k not in skip) for r in rows), key=repr
         )
 
-    assert comparable(sink.read_rows(RUN)) == comparable(one_pass.read_rows(RUN))
+    assert comparable(sink.read_rows(RUN, summary=None)) == comparable(
+        one_pass.read_rows(RUN, summary=None)
+    )

@@ -153,9 +153,10 @@ def test_the_monitor_command_on_a_table_without_row_timestamps(tmp_path: Path) -
         assert proc.stderr.count("refuses METADATA$ROW_LAST_COMMIT_TIME") == 1, proc.stderr
         assert "ingest-to-visible unknown (NULL)" in proc.stderr
         rows = con.execute(
-            "SELECT count(*) FILTER (WHERE IS_FLEET), count(*) FILTER (WHERE NOT IS_FLEET), "
+            "SELECT count(*) FILTER (WHERE IS_FLEET), count(*) FILTER (WHERE NOT IS_FLEET "
+            "AND NOT IS_SUMMARY), count(*) FILTER (WHERE IS_SUMMARY), "
             "count(INGEST_TO_VISIBLE_ROWS) FROM ELASTIC_K8S_METRICS WHERE RUN_ID = 'cli-run'"
         ).fetchone()
     windows = sum(len(w.lines) for w in workers)
     starts = {x["window_start"] for w in workers for x in w.lines}
-    assert rows == (len(starts), windows, 0)
+    assert rows == (len(starts), windows, len(workers), 0)

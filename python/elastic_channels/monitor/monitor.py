@@ -1,9 +1,10 @@
 """The monitor: a run's worker lines in, rows of the metrics table out, while it runs.
 
 ``feed`` takes one line (text or a parsed dict) at a time from any source; ``tick``
-writes what is due: every new or changed worker window at once, and a window's fleet
-row once every expected worker reported it or ``grace_s`` passed after its end (a late
-line rewrites it). Rows are upserted by (run, fleet/worker, window start), so lines
+writes what is due: every new or changed worker window at once, each worker's summary
+row (``IS_SUMMARY``: its whole-run totals) once its summary line came, and a window's
+fleet row once every expected worker reported it or ``grace_s`` passed after its end (a
+late line rewrites it). Rows are upserted by (run, fleet/worker, window start), so lines
 seen twice, a monitor restarted from the start of the logs, or one that picks up
 where another left off (:meth:`Monitor.resume`), never count anything twice. A write
 that fails is kept and tried again on the next tick: faults lose nothing.
@@ -29,6 +30,7 @@ from . import rows
 from .records import LineError, parse
 from .sink import MetricsSink
 from .sql_client import SqlError
+from .summaries import Summaries
 from .visible import VisibleReader, wait_landed
 from .windows import Window, WindowBook
 
@@ -63,10 +65,8 @@ class Monitor:
         self.on_fleet = on_fleet
         self._lock = threading.RLock()
         self._pending: dict[tuple[int, float], dict[str, Any]] = {}
-        #: Rows each finished worker had acknowledged (from its summary line).
-        self._acked: dict[int, int] = {}
-        #: How each finished worker ended (``done`` or ``failed``), from its summary.
-        self._ended: dict[int, str] = {}
+        #: Each finished worker's summary line, and which summary rows are due.
+        self.summaries = Summaries()
         #: Lines that were not worker records, and records of another run.
         self.garbage_lines = 0
         self.other_run_lines = 0
@@ -100,21 +100,31 @@ class Monitor:
             return False
         with self._lock:
             if record["type"] == "summary":
-                wid = record["worker_id"]
-                self.book.finish(wid)
-                self._acked[wid] = int(record.get("rows_acked") or 0)
-                failed = "error" in record or int(record.get("unacked_rows") or 0) > 0
-                self._ended[wid] = "failed" if failed else "done"
-                last = self.book.last_line(wid)
-                if last is not None:  # its last window's row again, with the end state
-                    self._pending[(wid, round(float(last["window_start"]), 6))] = last
+                self._take_summary(record)
                 return True
             if pod_name or node_name:
                 record = {**record, "pod_name": pod_name, "node_name": node_name}
+            wid = record["worker_id"]
+            last = self.book.last_line(wid)
             if self.book.add(record):
-                key = (record["worker_id"], round(float(record["window_start"]), 6))
-                self._pending[key] = record
+                self._pending[(wid, round(float(record["window_start"]), 6))] = record
+                if wid in self.summaries:  # a late line of a finished worker: its span,
+                    self.summaries.touch(wid)  # and the state of what was its last row
+                    if last is not None and self.book.last_line(wid) is not last:
+                        self._pending[(wid, round(float(last["window_start"]), 6))] = last
         return True
+
+    def _take_summary(self, record: dict[str, Any], *, held: bool = False) -> None:
+        """A worker's summary line (``held``: read back from the table on a restart)."""
+        wid = record["worker_id"]
+        if not self.summaries.take(record, held=held):
+            return  # seen again: nothing changes
+        self.book.finish(wid)
+        if held:
+            return
+        last = self.book.last_line(wid)
+        if last is not None:  # its last window's row again, with the end state
+            self._pending[(wid, round(float(last["window_start"]), 6))] = last
 
     def resume(self) -> int:
         """Take in what the table already holds for this run (a restarted monitor):
@@ -122,8 +132,11 @@ class Monitor:
         if self.run_id is None:
             return 0
         with self._lock:
-            held = self.sink.read_rows(self.run_id)
-            self.book.load_held(held)
+            held = self.sink.read_rows(self.run_id, summary=None)
+            self.book.load_held([r for r in held if not r.get("IS_SUMMARY")])
+            for r in held:
+                if r.get("IS_SUMMARY") and isinstance(r.get("RAW"), dict):
+                    self._take_summary(r["RAW"], held=True)
             return len(held)
 
     # --- output -------------------------------------------------------------------------
@@ -158,7 +171,7 @@ class Monitor:
             return self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
 
     def _write(self, fleet: list[Window], now: float, final: bool = False) -> int:
-        if not fleet and not self._pending:
+        if not fleet and not self._pending and not self.summaries.due:
             return 0
         news = {w.window_start for w in fleet if not w.fleet_written or w.fleet_dirty}
         assert self.run_id is not None
@@ -168,6 +181,8 @@ class Monitor:
         try:
             out = list(self._pending.values())
             worker_rows = [rows.worker_row(line, self._state_of(line)) for line in out]
+            done, summary_rows = self.summaries.due_rows(self.book)
+            worker_rows += summary_rows
             fleet_dicts = [w.fleet() for w in fleet]
             fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts]
             if worker_rows or fleet_rows:
@@ -178,6 +193,7 @@ class Monitor:
             return 0
         for line in out:
             self._pending.pop((line["worker_id"], round(float(line["window_start"]), 6)), None)
+        self.summaries.due.difference_update(done)
         for w in fleet:
             w.fleet_written, w.fleet_dirty = True, False
         if self.on_fleet is not None:  # new and changed windows (not visible re-reads)
@@ -190,7 +206,7 @@ class Monitor:
     def _state_of(self, line: dict[str, Any]) -> str:
         """``running``, or how the worker ended on the row of its last window."""
         wid = int(line["worker_id"])
-        ended = self._ended.get(wid)
+        ended = self.summaries.ended(wid)
         if ended is None or self.book.last_line(wid) != line:
             return "running"
         return ended
@@ -199,11 +215,12 @@ class Monitor:
         """Wait (at most ``timeout_s``) until every row the finished workers had
         acknowledged is visible in the landing table: then the final flush sees every
         commit. True if they all are."""
-        if not self.reader.on or self.run_id is None or not self._acked:
+        if not self.reader.on or self.run_id is None or not self.summaries.lines:
             return True
+        acked = self.summaries.acked_rows()
         try:
             return wait_landed(
-                self.sink, self.run_id, sum(self._acked.values()),
+                self.sink, self.run_id, acked,
                 timeout_s=timeout_s, poll_s=poll_s,
             )  # fmt: skip
         except SqlError as e:
@@ -217,7 +234,7 @@ class Monitor:
         return fleet_windows(self.sink, self.run_id) if self.run_id else []
 
     def pending(self) -> int:
-        return len(self._pending) + len(self.book.due(float("inf"), 0))
+        return len(self._pending) + len(self.summaries.due) + len(self.book.due(float("inf"), 0))
 
 
 def fleet_windows(sink: MetricsSink, run_id: str) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""A worker's window line, or a fleet window, as a row of the metrics table, and back.
+"""A worker's window line, a fleet window, or a worker's summary line, as a row of the
+metrics table, and back.
 
 Column names and types come from :data:`elastic_channels.snowflake.ddl.METRICS_COLUMNS`
 (the setup SQL), so the monitor writes exactly the table ``setup`` creates.
@@ -12,7 +13,9 @@ from typing import Any
 
 from ..snowflake.ddl import METRICS_COLUMNS
 
-__all__ = ["COLUMN_KEYS", "WRITTEN_COLUMNS", "fleet_row", "from_row", "worker_row"]
+__all__ = [
+    "COLUMN_KEYS", "WRITTEN_COLUMNS", "fleet_row", "from_row", "summary_row", "worker_row",
+]  # fmt: skip
 
 #: Metrics column -> the key of a window line (worker or fleet) it holds.
 COLUMN_KEYS: dict[str, str] = {
@@ -58,16 +61,22 @@ def _stamp(epoch_s: float | None) -> dt.datetime | None:
 
 
 def _row(
-    w: dict[str, Any], *, fleet: bool, raw: dict[str, Any], state: str | None = None
+    w: dict[str, Any],
+    *,
+    fleet: bool,
+    raw: dict[str, Any],
+    state: str | None = None,
+    summary: bool = False,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "RUN_ID": w["run_id"],
         "WORKER_ID": None if fleet else int(w["worker_id"]),
         "IS_FLEET": fleet,
+        "IS_SUMMARY": summary,
         "POD_NAME": w.get("pod_name"),
         "NODE_NAME": w.get("node_name"),
-        "WINDOW_START": _stamp(w["window_start"]),
-        "WINDOW_END": _stamp(w["end"]),
+        "WINDOW_START": _stamp(w.get("window_start")),
+        "WINDOW_END": _stamp(w.get("end")),
         "CPU_MILLICORES": None if w.get("cpu_pct") is None else round(10 * w["cpu_pct"], 1),
         "RAW": json.dumps(raw, separators=(",", ":")),
         "WORKER_STATE": state,
@@ -90,12 +99,39 @@ def fleet_row(run_id: str, fleet: dict[str, Any]) -> dict[str, Any]:
     return _row({**fleet, "run_id": run_id}, fleet=True, raw=fleet)
 
 
+def summary_row(
+    summary: dict[str, Any], span: tuple[float, float] | None, state: str
+) -> dict[str, Any]:
+    """The metrics row of a worker's summary line: its whole-run totals (ROWS_APPENDED:
+    the rows it generated, each with its own TXID and appended once, as ``fleet.verify``
+    expects; the sum of its windows' rows), over ``span`` (its first window's start and
+    its last window's end; None: it had no window), in ``state`` (``done``/``failed``)."""
+    seconds = float(summary.get("seconds") or 0)
+    cpu = summary.get("cpu_s")
+    line = {
+        **summary,
+        "window_start": None if span is None else span[0],
+        "end": None if span is None else span[1],
+        "window_seconds": seconds or None,
+        "partial": None,
+        "rows": summary.get("rows_generated", summary.get("rows_sent")),
+        "bytes": summary.get("bytes_sent"),
+        "acked_rows": summary.get("rows_acked"),
+        "acks": None,
+        "in_flight_bytes": None,
+        "cpu_pct": round(100 * float(cpu) / seconds, 1) if cpu is not None and seconds else None,
+        "rss_mib": summary.get("peak_rss_mib"),
+    }
+    return _row(line, fleet=False, raw=summary, state=state, summary=True)
+
+
 def from_row(row: dict[str, Any]) -> dict[str, Any]:
     """A metrics row read back, as a window dict with the line's keys."""
     out: dict[str, Any] = {
         "run_id": row.get("RUN_ID"),
         "worker_id": row.get("WORKER_ID"),
         "is_fleet": bool(row.get("IS_FLEET")),
+        "is_summary": bool(row.get("IS_SUMMARY")),
         "window_start": _epoch(row.get("WINDOW_START")),
         "end": _epoch(row.get("WINDOW_END")),
         "state": row.get("WORKER_STATE"),

@@ -2,8 +2,9 @@
 
 :class:`SqlMetricsSink` speaks Snowflake SQL through a :class:`~.sql_client.SqlClient`
 (the SQL API on an account, the same API on the emulator), so there is one code path
-for both. Rows are upserted with ``MERGE`` on (RUN_ID, IS_FLEET, WORKER_ID,
-WINDOW_START): writing a window again replaces its row, never adds one.
+for both. Rows are upserted with ``MERGE`` on (RUN_ID, IS_FLEET, WORKER_ID, IS_SUMMARY,
+WINDOW_START), a summary row on (RUN_ID, WORKER_ID, IS_SUMMARY) alone: writing a window
+or a summary again replaces its row, never adds one.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ __all__ = ["MetricsSink", "SqlMetricsSink"]
 
 #: Rows per MERGE statement (each row binds ~40 values).
 CHUNK_ROWS = 100
-_KEY = ("RUN_ID", "IS_FLEET", "WORKER_ID", "WINDOW_START")
+_KEY = ("RUN_ID", "IS_FLEET", "WORKER_ID", "IS_SUMMARY", "WINDOW_START")
 
 
 class MetricsSink(Protocol):
@@ -30,7 +31,9 @@ class MetricsSink(Protocol):
 
     def upsert(self, rows: Sequence[dict[str, Any]]) -> None: ...
 
-    def read_rows(self, run_id: str, *, fleet: bool | None = None) -> list[dict[str, Any]]: ...
+    def read_rows(
+        self, run_id: str, *, fleet: bool | None = None, summary: bool | None = False
+    ) -> list[dict[str, Any]]: ...
 
     def visible_latency(
         self, run_id: str, window_s: float, start: float, end: float
@@ -40,7 +43,10 @@ class MetricsSink(Protocol):
 
 
 def _key_of(row: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(row[k] for k in _KEY)
+    """A row's key: a summary row's window span is not part of it."""
+    return tuple(
+        None if k == "WINDOW_START" and row.get("IS_SUMMARY") else row.get(k) for k in _KEY
+    )
 
 
 class SqlMetricsSink:
@@ -68,7 +74,7 @@ class SqlMetricsSink:
         except SqlError:
             pass
         else:
-            self._add_worker_state()
+            self._add_missing_columns()
             return
         cols = ",\n".join(f'    "{n}" {t}' for n, t in METRICS_COLUMNS)
         try:
@@ -79,18 +85,23 @@ class SqlMetricsSink:
                 "run `elastic-channels setup` with a role that may create it"
             ) from None
 
-    def _add_worker_state(self) -> None:
-        """A table made before WORKER_STATE existed gets the column (nothing else moves)."""
-        try:
-            self.client.execute(f"SELECT WORKER_STATE FROM {self.table} LIMIT 0")
-        except SqlError:
+    def _add_missing_columns(self) -> None:
+        """A table made before a column existed (WORKER_STATE, IS_SUMMARY ...) gets it, as
+        ``setup``'s ``ADD COLUMN IF NOT EXISTS`` does (nothing else moves)."""
+        have = {
+            c.upper() for c in self.client.execute(f"SELECT * FROM {self.table} LIMIT 0").columns
+        }
+        for name, sf_type in METRICS_COLUMNS:
+            if name in have or " DEFAULT " in sf_type:
+                continue
+            alter = f"ALTER TABLE {self.table} ADD COLUMN {name} {sf_type}"
             try:
-                self.client.execute(f"ALTER TABLE {self.table} ADD COLUMN WORKER_STATE VARCHAR")
+                self.client.execute(alter)
             except SqlError as e:
                 raise SqlError(
-                    f"the metrics table {self.table} lacks WORKER_STATE and cannot be altered "
-                    f"({e}); add it (`ALTER TABLE {self.table} ADD COLUMN WORKER_STATE "
-                    "VARCHAR`) or run `elastic-channels setup` with a role that may"
+                    f"the metrics table {self.table} lacks {name} and cannot be altered "
+                    f"({e}); add it (`{alter}`) or run `elastic-channels setup` with a role "
+                    "that may"
                 ) from None
 
     # --- writes ---------------------------------------------------------------------------
@@ -102,12 +113,15 @@ class SqlMetricsSink:
             else f"CAST(V.{n} AS {t.split(' DEFAULT ')[0]}) AS {n}"
             for n, t in WRITTEN_COLUMNS
         )  # fmt: skip
-        on = (
+        on = (  # rows written before IS_SUMMARY existed have it NULL: windows
             "T.RUN_ID = S.RUN_ID AND T.IS_FLEET = S.IS_FLEET AND "
             "COALESCE(T.WORKER_ID, -1) = COALESCE(S.WORKER_ID, -1) AND "
-            "T.WINDOW_START = S.WINDOW_START"
+            "COALESCE(T.IS_SUMMARY, FALSE) = S.IS_SUMMARY AND "
+            "(S.IS_SUMMARY OR T.WINDOW_START = S.WINDOW_START)"
         )
-        updates = ", ".join(f"{n} = S.{n}" for n in names if n not in _KEY)
+        # A summary row's span (WINDOW_START) may move; a window row's stays the same.
+        fixed = ("RUN_ID", "IS_FLEET", "WORKER_ID")
+        updates = ", ".join(f"{n} = S.{n}" for n in names if n not in fixed)
         return (
             f"MERGE INTO {self.table} AS T USING (SELECT {source} FROM (VALUES {{values}}) "
             f"AS V({', '.join(names)})) AS S ON {on} "
@@ -133,11 +147,16 @@ class SqlMetricsSink:
 
     # --- reads ------------------------------------------------------------------------------
 
-    def read_rows(self, run_id: str, *, fleet: bool | None = None) -> list[dict[str, Any]]:
-        """The run's rows (fleet only, worker only, or both), by window start."""
+    def read_rows(
+        self, run_id: str, *, fleet: bool | None = None, summary: bool | None = False
+    ) -> list[dict[str, Any]]:
+        """The run's rows (fleet only, worker only, or both), by window start: window rows,
+        or with ``summary`` the workers' summary rows only (None: both)."""
         where = "RUN_ID = ?"
         if fleet is not None:
             where += f" AND IS_FLEET = {'TRUE' if fleet else 'FALSE'}"
+        if summary is not None:
+            where += f" AND COALESCE(IS_SUMMARY, FALSE) = {'TRUE' if summary else 'FALSE'}"
         cols = ", ".join(n for n, _ in METRICS_COLUMNS)
         result = self.client.execute(
             f"SELECT {cols} FROM {self.table} WHERE {where} "

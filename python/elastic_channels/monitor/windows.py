@@ -94,6 +94,14 @@ class WindowBook:
         w = self.windows.get(worker.last_window)
         return None if w is None else w.lines.get(worker_id)
 
+    def span(self, worker_id: int) -> tuple[float, float] | None:
+        """The worker's first window start and last window end (None: no window yet)."""
+        worker = self._workers.get(worker_id)
+        last = self.last_line(worker_id)
+        if worker is None or last is None:
+            return None
+        return worker.first_window, float(last["end"])
+
     def expected(self, ws: float) -> set[int]:
         return {
             wid

@@ -48,7 +48,12 @@ TABLE_FORMATS = ("native", "iceberg")
 
 #: One row per worker per window, and one fleet row per window (``IS_FLEET``, no
 #: ``WORKER_ID``), keyed by (RUN_ID, IS_FLEET, WORKER_ID, WINDOW_START): the monitor
-#: upserts, so a late or repeated line updates its row. Percentiles of fleet rows come
+#: upserts, so a late or repeated line updates its row. ``IS_SUMMARY`` rows (one per
+#: worker that printed its summary line, keyed by RUN_ID, WORKER_ID, IS_SUMMARY) hold
+#: the worker's whole-run totals from that line: ROWS_APPENDED its rows generated (each
+#: with a TXID of its own, appended once; resends are RESENT_BATCHES), BYTES_APPENDED,
+#: ROWS_ACKED, RESENT_BATCHES, SDK_RETRIES, ERRORS, the run's ack percentiles; its
+#: WINDOW_START/END span the worker's windows (NULL if it had none). Percentiles of fleet rows come
 #: from the merged histograms (``*_HIST``: HdrHistogram's encoded form, microseconds),
 #: which also let anyone merge any set of rows again. ``INGEST_TO_VISIBLE_*``: from
 #: ``SALE_TIME`` to ``METADATA$ROW_LAST_COMMIT_TIME`` of the run's rows committed in the
@@ -61,6 +66,7 @@ METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("RUN_ID", "VARCHAR"),
     ("WORKER_ID", "NUMBER(10,0)"),
     ("IS_FLEET", "BOOLEAN"),
+    ("IS_SUMMARY", "BOOLEAN"),
     ("POD_NAME", "VARCHAR"),
     ("NODE_NAME", "VARCHAR"),
     ("WINDOW_START", "TIMESTAMP_TZ"),
