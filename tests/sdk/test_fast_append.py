@@ -1,122 +1,31 @@
-"""fast_append: the SDK's bookkeeping around the FFI append, the checks that guard it,
-the public fallback, and ``raw_rows``.
+"""fast_append: the SDK's bookkeeping around the FFI append and the checks that guard it.
 
-The channels here are fakes shaped like snowpipe-streaming 1.9.1's elastic channel (the
-real one needs a client and a server; the e2e tests drive that). The version check and
-the FFI error translation are the real SDK's, so the SDK is imported in this process:
-``SS_LOG_LEVEL`` is set first so its Rust core does not log INFO lines to stdout.
+The channels here are fakes shaped like snowpipe-streaming 1.9.1's elastic channel
+(``fake_channel``; the real one needs a client and a server; the e2e tests drive that).
+The version check and the FFI error translation are the real SDK's, so the SDK is
+imported in this process (the ``sdk`` fixture of tests/sdk/conftest.py): ``SS_LOG_LEVEL``
+is set first so its Rust core does not log INFO lines to stdout. The public fallback
+and ``raw_rows``: test_fast_append_fallback.py.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-import os
 import threading
-from concurrent.futures import Future
-from typing import Any
 
 import msgspec
 import pytest
 from emulator_support import sdk_available
+from fake_channel import LOGGER, FakeChannel, FakeCore, batch
 
 from elastic_channels.sdk import fast_append
-from elastic_channels.sdk.fast_append import ElasticAppender, fast_path_problem, raw_rows
+from elastic_channels.sdk.fast_append import ElasticAppender, fast_path_problem
 
-pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
-
-SALE_TIME_US = 1_700_000_000_123_456
-LOGGER = "elastic_channels.sdk"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def sdk():
-    """The real SDK, imported quietly: its log settings are read at the first import
-    only, so they are set for that moment and the environment is restored after."""
-    with pytest.MonkeyPatch.context() as mp:
-        for var, value in (("SS_LOG_LEVEL", "warn"), ("SS_LOG_TARGET", "stderr")):
-            if var not in os.environ:
-                mp.setenv(var, value)
-        import snowflake.ingest.streaming as sdk
-
-    return sdk
-
-
-# --- a fake shaped like StreamingIngestElasticChannel (1.9.1) -----------------------
-
-
-class FakeCallback:
-    """``_MarkCompleteCallback``'s registration half."""
-
-    def __init__(self) -> None:
-        self.futures: dict[int, tuple[Future | None, object]] = {}
-        self.removed: list[int] = []
-        self.duplicate: Exception | None = None
-
-    def register_future(self, future_id: int, future: Future | None, append_token: object):
-        if self.duplicate is not None:
-            return self.duplicate
-        self.futures[future_id] = (future, append_token)
-        return None
-
-    def remove_future(self, future_id: int):
-        self.removed.append(future_id)
-        return self.futures.pop(future_id, None)
-
-
-class FakeCore:
-    """The FFI channel: records appends; checks the future was registered first."""
-
-    def __init__(self, callback: FakeCallback, error: BaseException | None = None) -> None:
-        self.callback = callback
-        self.error = error
-        self.appends: list[tuple[bytes, int, int, Any, Any]] = []
-        self.invalidated: list[str] = []
-
-    def append_rows(self, data, n_rows, future_id, offset_token, extra):
-        assert future_id in self.callback.futures, "appended before registering its future"
-        if self.error is not None:
-            raise self.error
-        self.appends.append((data, n_rows, future_id, offset_token, extra))
-
-    def invalidate_channel(self, message: str) -> None:
-        self.invalidated.append(message)
-
-
-class FakeChannel:
-    def __init__(self, *, error: BaseException | None = None, missing: str | None = None):
-        self._callback = FakeCallback()
-        self._channel = FakeCore(self._callback, error)
-        self._future_id_lock = threading.Lock()
-        self._next_future_id = 1
-        self.public_appends: list[tuple[list[Any], object]] = []
-        self.handlers: dict[str, Any] = {}
-        if missing is not None:
-            delattr(self, missing)
-
-    def append_rows(self, rows: list[Any], append_token: object) -> None:
-        self.public_appends.append((rows, append_token))
-
-    def append_rows_with_wait(self, rows: list[Any], append_token: object) -> Future:
-        self.public_appends.append((rows, append_token))
-        future: Future = Future()
-        future.set_result(None)
-        return future
-
-    def set_success_handler(self, handler) -> None:
-        self.handlers["success"] = handler
-
-    def set_error_handler(self, handler) -> None:
-        self.handlers["error"] = handler
-
-
-def batch(n: int, start_seq: int = 0) -> bytes:
-    from elastic_channels.rows import ResortGenerator
-
-    return ResortGenerator("fa", 7, start_seq=start_seq).next_batch(n, SALE_TIME_US)
-
-
-# --- the fast path -------------------------------------------------------------------
+pytestmark = [
+    pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed"),
+    pytest.mark.usefixtures("sdk"),
+]
 
 
 def test_the_tested_sdk_is_installed():
@@ -324,103 +233,3 @@ def test_a_channel_without_the_public_ack_handlers_is_refused():
     channel.set_success_handler = None  # type: ignore[assignment]
     with pytest.raises(RuntimeError, match=r"no public set_success_handler\(\)"):
         ElasticAppender(channel)
-
-
-# --- falling back ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("missing", ["_future_id_lock", "_next_future_id", "_callback", "_channel"])
-def test_missing_private_attributes_fall_back_to_raw_with_one_warning(caplog, missing):
-    channel = FakeChannel(missing=missing)
-    problem = fast_path_problem(channel)
-    assert problem is not None and missing in problem
-
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
-        appender = ElasticAppender(channel)
-    assert appender.mode == "raw"
-    warnings = [r for r in caplog.records if r.name == LOGGER]
-    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
-    assert missing in warnings[0].getMessage()
-
-    # The public path carries the same bytes: one msgspec.Raw per line.
-    data = batch(50)
-    appender.append(data, 50, "tok")
-    [(rows, token)] = channel.public_appends
-    assert token == "tok" and all(isinstance(r, msgspec.Raw) for r in rows)
-    assert msgspec.json.Encoder().encode_lines(rows) == data
-    with pytest.raises(ValueError, match="n_rows=49"):
-        appender.append(data, 49, None)
-    # Warned once for the appender, not once per append.
-    assert len([r for r in caplog.records if r.name == LOGGER]) == 1
-
-
-def test_requesting_ffi_without_its_attributes_raises():
-    with pytest.raises(
-        RuntimeError, match=r"fast append requested but unavailable.*_future_id_lock"
-    ):
-        ElasticAppender(FakeChannel(missing="_future_id_lock"), "ffi")
-
-
-@pytest.mark.parametrize(
-    ("breakage", "expected"),
-    [
-        (lambda ch: setattr(ch, "_next_future_id", "1"), "_next_future_id is not an int"),
-        (lambda ch: setattr(ch, "_future_id_lock", object()), "_future_id_lock is not a lock"),
-        (
-            lambda ch: setattr(ch._callback, "register_future", lambda a, b: None),
-            "register_future() takes 2 arguments, expected 3",
-        ),
-        (lambda ch: setattr(ch._callback, "remove_future", None), "has no remove_future()"),
-        (lambda ch: setattr(ch, "_channel", object()), "FFI channel has no append_rows()"),
-    ],
-    ids=["id-not-int", "lock-not-lock", "register-arity", "no-remove", "no-ffi-append"],
-)
-def test_changed_private_attributes_are_named(breakage, expected):
-    channel = FakeChannel()
-    breakage(channel)
-    problem = fast_path_problem(channel)
-    assert problem is not None and expected in problem
-
-
-def test_an_untested_sdk_version_falls_back(monkeypatch, caplog):
-    monkeypatch.setattr(fast_append, "sdk_version", lambda: "1.10.0")
-    channel = FakeChannel()
-    assert "1.10.0 is not a tested version" in fast_path_problem(channel)
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
-        assert ElasticAppender(channel).mode == "raw"
-    assert len(caplog.records) == 1
-    with pytest.raises(RuntimeError, match=r"1\.10\.0"):
-        ElasticAppender(channel, "ffi")
-
-
-def test_choosing_a_public_path_does_not_warn(caplog):
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
-        raw = ElasticAppender(FakeChannel(), "raw")
-        rows = ElasticAppender(FakeChannel(), "rows")
-    assert (raw.mode, rows.mode) == ("raw", "rows")
-    assert not caplog.records
-    objects = [{"A": 1}, {"A": 2}]
-    rows.append_rows(objects, "t")
-    assert rows.channel.public_appends == [(objects, "t")]
-
-
-# --- raw_rows ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("n", [1, 2, 1000])
-def test_raw_rows_round_trips_generated_batches(backend, n):
-    data = backend("raw", 3, start_seq=10**9).next_batch(n, SALE_TIME_US)
-    rows = raw_rows(data)
-    assert len(rows) == n
-    assert msgspec.json.Encoder().encode_lines(rows) == data
-
-
-def test_raw_rows_of_nothing_is_nothing():
-    assert raw_rows(b"") == []
-    assert msgspec.json.Encoder().encode_lines(raw_rows(b"")) == b""
-
-
-@pytest.mark.parametrize("data", [b'{"A":1}', b'{"A":1}\n{"A":2}'])
-def test_raw_rows_wants_a_trailing_newline(data):
-    with pytest.raises(ValueError, match="must end with a newline"):
-        raw_rows(data)
