@@ -7,11 +7,18 @@ generator and loaded with DuckDB's ``read_json`` in batches, sale times spread o
 ``--span-minutes`` and each row committed 0.9 s after its sale. Then renders each page
 with Streamlit's AppTest (the whole page script: every query through the same data
 path as the app, offline as after a run, and every chart built), the query cache
-cleared before each render, and reports the median and max over ``--repeat`` renders,
-plus each sales query on its own. The Run page reads a metrics table of
-``--metrics-workers`` x ``--metrics-windows`` worker rows plus the fleet rows.
+cleared before each render, after one render that is not counted (imports, as a server
+does them once), and reports the median and max over ``--repeat`` renders, plus each
+sales query on its own. The Run page reads a metrics table of ``--metrics-workers`` x
+``--metrics-windows`` worker rows plus the fleet rows.
+
+``--baseline REV`` measures the dashboard of git revision REV side by side with the
+working tree's: REV's ``python/elastic_channels`` is exported to a temp dir, and each of
+``--repeat`` rounds renders each page in one child process per tree (old, then new,
+same data, same load), so both medians come from the same minutes.
 
     python benches/bench_dashboard.py --rows 20000000 --data-dir /tmp/bench-dash
+    python benches/bench_dashboard.py --data-dir /tmp/bench-dash --baseline HEAD~1
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 PAGES = REPO / "python" / "elastic_channels" / "dashboard" / "pages"
 BATCH_ROWS = 500_000
 RUN_ID = "run-bench-dashboard"
+PAGE_FILES = ("sales.py", "run.py")
 
 #: Snowflake type prefix -> DuckDB type, as the emulator maps them (emulator/schema.py).
 _TYPES = (("NUMBER(9,", "INTEGER"), ("NUMBER(10,", "BIGINT"), ("NUMBER(12,2)", "DECIMAL(12,2)"),
@@ -129,24 +139,58 @@ def add_metrics(data_dir: Path, workers: int, windows: int) -> None:
         con.close()
 
 
-def render_times(data_dir: Path, page: str, repeat: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU seconds (this process, every thread) of each render: on a shared
-    machine the CPU time is what the render costs, the wall time what others leave."""
+def render_times(
+    data_dir: Path, page: str, repeat: int, pages: Path = PAGES
+) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds (this process, every thread) of each render after a first
+    one not counted: on a shared machine the CPU time is what the render costs, the wall
+    time what others leave."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     os.environ["ELASTIC_DASHBOARD_DATA_DIR"] = str(data_dir)
     wall, cpu = [], []
-    for _ in range(repeat):
+    for _ in range(repeat + 1):
         st.cache_data.clear()
-        at = AppTest.from_file(str(PAGES / page), default_timeout=300)
+        at = AppTest.from_file(str(pages / page), default_timeout=300)
         t, c = time.perf_counter(), time.process_time()
         at.run()
         wall.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
         if at.exception or at.error:
             raise SystemExit(f"{page}: {[e.value for e in (*at.exception, *at.error)]}")
-    return wall, cpu
+    return wall[1:], cpu[1:]
+
+
+def _summary(wall: list[float], cpu: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(wall), 3), "max": round(max(wall), 3),
+        "cpu_median": round(statistics.median(cpu), 3), "renders": len(wall),
+    }  # fmt: skip
+
+
+def side_by_side(data_dir: Path, rev: str, rounds: int) -> dict[str, dict[str, float]]:
+    """Each page of revision ``rev`` and of the working tree, alternately in child
+    processes (``--render-child``), ``rounds`` renders each."""
+    times: dict[str, tuple[list[float], list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-dash-base-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", rev, "python/elastic_channels"],
+            check=True, capture_output=True,
+        ).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        trees = {rev: Path(tmp) / "python", "working tree": REPO / "python"}
+        for _ in range(rounds):
+            for name, tree in trees.items():
+                cmd = [sys.executable, __file__, "--data-dir", str(data_dir), "--render-child",
+                       str(tree / "elastic_channels" / "dashboard" / "pages")]  # fmt: skip
+                env = {**os.environ, "PYTHONPATH": str(tree)}
+                out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+                for page, (wall, cpu) in json.loads(out.stdout.splitlines()[-1]).items():
+                    w, c = times.setdefault(f"{page} ({name})", ([], []))
+                    w.extend(wall)
+                    c.extend(cpu)
+    return {k: _summary(w, c) for k, (w, c) in times.items()}
 
 
 def query_times(data_dir: Path) -> dict[str, float]:
@@ -185,7 +229,18 @@ def main() -> None:
         help="serve the data dir with an emulator and read through its control query API "
         "(as during a run) instead of the files",
     )
+    p.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also render the dashboard of this git revision, alternating with the working "
+        "tree's in child processes, --repeat rounds",
+    )
+    p.add_argument("--render-child", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.render_child:  # one round of side_by_side: one render of each page
+        pages = {pg: render_times(args.data_dir, pg, 1, args.render_child) for pg in PAGE_FILES}
+        print(json.dumps({pg[:-3]: t for pg, t in pages.items()}))
+        return
     built_s = build(args.data_dir, args.rows, args.span_minutes)
     add_metrics(args.data_dir, args.metrics_workers, args.metrics_windows)
     result = {
@@ -200,12 +255,14 @@ def main() -> None:
         emu = Emulator(EmulatorConfig(data_dir=args.data_dir)).start()
     try:
         result["query_s"] = query_times(args.data_dir)
-        for page in ("sales.py", "run.py"):
-            wall, cpu = render_times(args.data_dir, page, args.repeat)
-            result[f"{page[:-3]}_page_s"] = {
-                "median": round(statistics.median(wall), 3), "max": round(max(wall), 3),
-                "cpu_median": round(statistics.median(cpu), 3),
-            }  # fmt: skip
+        result["load_average_1m_before"] = os.getloadavg()[0]
+        if args.baseline:
+            result["pages_s"] = side_by_side(args.data_dir, args.baseline, args.repeat)
+        else:
+            for page in PAGE_FILES:
+                result[f"{page[:-3]}_page_s"] = _summary(
+                    *render_times(args.data_dir, page, args.repeat)
+                )
         result["load_average_1m"] = os.getloadavg()[0]
     finally:
         if emu is not None:

@@ -137,7 +137,8 @@ def show_page(
     @st.fragment(run_every=every)
     def fragment() -> None:
         try:
-            body(src)
+            with src.session():  # one connection for the render's queries
+                body(src)
         except Exception as e:  # a page shows what went wrong, never a traceback
             if notice is not None and isinstance(e, notice[0]):
                 st.info(f"{notice[1]}: {e}")

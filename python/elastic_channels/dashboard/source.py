@@ -5,21 +5,31 @@ query`` does: through the running server's authenticated control query API while
 emulator serves that dir (only its process may open the DuckDB file then), and
 read-only on the file once it stopped. A run starting or stopping between the check and
 the query is retried once on the other path.
+
+Offline, the concurrent readers of one file share one read-only connection
+(:class:`_SharedStore`), opened by the first and closed by the last: opening the file
+once per query (``query_offline``) cannot run in parallel in one process, since a second
+open of the same file joins the first's DuckDB instance, whose configuration the emulator's
+store locks; and a page's queries on one connection also share its cache of the file's
+blocks. A page holds it for its whole render with :meth:`DataSource.session`.
 :class:`~.account.AccountSource` is the same interface over a Snowflake account.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 import pandas as pd
 
-from ..emulator.control import ControlClient, ControlError, query_offline, running_server
-from ..emulator.emulator import DB_FILE
+from ..emulator.control import ControlClient, ControlError, running_server
+from ..emulator.emulator import DB_FILE, rows_as_json_lines
+from ..emulator.store import Store
+from ..model import COLUMNS, TABLE_NAME
 from .dialect import DUCKDB, Dialect
 
 __all__ = ["DataSource", "EmulatorSource", "NoData", "QueryError", "frame"]
@@ -34,8 +44,14 @@ class NoData(QueryError):
 
 
 _DECODE = msgspec.json.Decoder()
-_OFFLINE_LOCK = threading.Lock()
-_MISSING_TABLE_HINTS = ("does not exist", "not found", "no emulator database")
+#: DuckDB threads of the shared offline connection (its pool serves every reader).
+OFFLINE_THREADS = 2
+_MISSING_TABLE_HINTS = (
+    "does not exist",
+    "not found",
+    "no emulator database",
+    "is not a table or view",  # the emulator's query guard, on a table not made yet
+)
 
 
 def frame(
@@ -76,6 +92,50 @@ class DataSource:
         """A token that changes whenever the data may have (None: it may change any time)."""
         return None
 
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Around one render's queries: whatever they can share stays open meanwhile."""
+        yield
+
+
+class _SharedStore:
+    """One read-only :class:`Store` per database file for every reader in this process:
+    the first :meth:`acquire` opens it, the last :meth:`release` closes it (so the file
+    is free again for an emulator to open between renders)."""
+
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+    _open: ClassVar[dict[Path, tuple[Store, int]]] = {}
+
+    @classmethod
+    def acquire(cls, db: Path) -> Store:
+        with cls._guard:
+            store, users = cls._open.get(db, (None, 0))
+            if store is None:
+                if not db.exists():
+                    raise ControlError(f"no emulator database at {db}")
+                store = Store(db, TABLE_NAME, COLUMNS, read_only=True, threads=OFFLINE_THREADS)
+            cls._open[db] = (store, users + 1)
+            return store
+
+    @classmethod
+    def release(cls, db: Path) -> None:
+        with cls._guard:
+            store, users = cls._open[db]
+            if users > 1:
+                cls._open[db] = (store, users - 1)
+                return
+            del cls._open[db]
+            store.close()  # under the guard: no open of the same file meanwhile
+
+    @classmethod
+    @contextmanager
+    def held(cls, db: Path) -> Iterator[Store]:
+        store = cls.acquire(db)
+        try:
+            yield store
+        finally:
+            cls.release(db)
+
 
 class EmulatorSource(DataSource):
     """The embedded emulator's data dir, live or offline."""
@@ -114,11 +174,29 @@ class EmulatorSource(DataSource):
             "POST", "query", {"sql": sql}
         )
 
+    @property
+    def _db(self) -> Path:
+        return (self.data_dir / DB_FILE).resolve()
+
     def _offline(self, sql: str) -> bytes:
-        # One at a time: query_offline opens the file per call and sets (then locks) the
-        # process-wide DuckDB configuration, which a second open in parallel would change.
-        with _OFFLINE_LOCK:
-            return b"".join(query_offline(self.data_dir, sql))
+        with _SharedStore.held(self._db) as store:
+            return b"".join(rows_as_json_lines(*store.query(sql)))
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Offline, the file stays open (read-only) until the render's last query."""
+        held = False
+        if not self.is_live() and self._db.exists():
+            try:
+                _SharedStore.acquire(self._db)
+                held = True
+            except Exception:  # each query says why (or finds a server started since)
+                pass
+        try:
+            yield
+        finally:
+            if held:
+                _SharedStore.release(self._db)
 
     def _once(self, sql: str) -> bytes:
         if self.is_live():
