@@ -7,7 +7,8 @@ import importlib
 import sys
 import textwrap
 from collections.abc import Sequence
-from pathlib import Path
+
+from .env_file import load_settings_file
 
 DESCRIPTION = (
     "Stream synthetic resort point-of-sale rows into Snowflake through Snowpipe Streaming "
@@ -91,17 +92,6 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "worker":
             p.set_defaults(func=_run_worker)
     return parser
-
-
-def load_settings_file(path: Path = Path(".env")) -> bool:
-    """Read account and run settings from ``.env`` in the working directory (the
-    reference harness's convention; ``.env.example`` names them all). Variables already
-    in the environment win. True if a file was read."""
-    if not path.is_file():
-        return False
-    from dotenv import load_dotenv
-
-    return bool(load_dotenv(path, override=False))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
