@@ -41,6 +41,7 @@ def test_two_workers_land_everything_and_report_it(tmp_path: Path) -> None:
     assert totals["sdk_retries"] == sum(s["sdk_retries"] for s in workers)
     assert landed["visible_p50_ms"] is not None and landed["visible_p99_ms"] >= 0
     assert [s["worker_id"] for s in result["worker_summaries"]] == [0, 1]
+    assert all(not s["under_target"] and s["short_mb"] == 0.0 for s in workers)
     assert result["failed_workers"] == []
     # Live fleet-wide windows went to stderr while it ran, and are in the JSON.
     assert len(result["windows"]) >= 2
@@ -60,6 +61,21 @@ def test_two_workers_land_everything_and_report_it(tmp_path: Path) -> None:
     assert (tmp_path / ".elastic-channels" / "emulator").is_dir()
 
 
+def test_a_worker_held_below_its_target_says_by_how_much(tmp_path: Path) -> None:
+    """At 2 GB/s with 2 MB in flight at most, a worker cannot keep up: its summary says
+    it ended under target, short by what the target asked for less what it sent."""
+    proc = run_cli(
+        "run", "--workers", "1", "--target-bps", "2e9", "--duration-seconds", "2",
+        "--worker-arg=--max-inflight-bytes=2000000", "--no-monitor", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (s,) = json.loads(proc.stdout.strip().splitlines()[-1])["worker_summaries"]
+    assert s["under_target"] is True and s["target_bps"] == 2e9
+    assert s["short_mb"] == round((2e9 * s["seconds"] - s["bytes_sent"]) / 1e6, 3) > 1000
+    assert "worker(s) [0] ended under their target rate" in proc.stderr
+
+
 @pytest.mark.parametrize(
     ("flag", "value"),
     [("--workers", "0"), ("--target-bps", "0"), ("--duration-seconds", "-1")],
@@ -77,6 +93,16 @@ def test_help_explains_run(tmp_path: Path) -> None:
         assert flag in proc.stdout
     # Defaults argparse holds are shown; flags that default to None explain themselves.
     assert "(default: 1)" in proc.stdout and "default: None" not in proc.stdout
+
+
+def _query_emulator(cwd: Path, sql: str) -> list[dict]:
+    done = subprocess.run(
+        [sys.executable, "-m", "elastic_channels", "emulator", "query",
+         "--data-dir", ".elastic-channels/emulator", sql],
+        capture_output=True, text=True, timeout=60, cwd=cwd,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
 
 
 def _child_pids(parent: int) -> dict[int, str]:
@@ -102,7 +128,7 @@ def test_a_killed_worker_is_reported_lost_unknown_and_progress_goes_on(tmp_path:
     proc = subprocess.Popen(
         [sys.executable, "-m", "elastic_channels", "run", "--workers", "2",
          "--target-bps", "5e6", "--duration-seconds", "8", "--window-seconds", "1",
-         "--run-id", "cli-kill", "--json"],
+         "--run-id", "cli-kill", "--no-visible", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )  # fmt: skip
     try:
@@ -132,7 +158,23 @@ def test_a_killed_worker_is_reported_lost_unknown_and_progress_goes_on(tmp_path:
     assert killed["exit_code"] == -signal.SIGKILL
     assert killed["unacked_bytes_at_last_window"] is not None
     assert killed["rows_landed"] > 0 and killed["missing_below_last_landed"] >= 0
-    assert "lost unknown" in out and "worker 1 ended without a summary" in out
+    # Its bounds: what it generated for certain up to what its pacing allowed, and every
+    # TXID of it that landed within them.
+    (top,) = _query_emulator(
+        tmp_path, "SELECT max(CAST(regexp_extract(TXID, '([0-9]+)$', 1) AS BIGINT)) + 1 "
+        "AS N FROM RESORT_SALES WHERE WORKER_ID = 1",
+    )  # fmt: skip
+    assert killed["rows_appended_by_last_line"] > 0
+    assert killed["rows_generated_at_least"] >= max(top["N"], killed["rows_landed"])
+    assert killed["rows_generated_at_most"] >= top["N"]
+    assert 0 <= killed["lost_at_least"] <= killed["lost_at_most"]
+    assert landed["rows_expected_at_least"] <= landed["rows_expected_at_most"]
+    assert landed["lost_at_least"] <= landed["lost_at_most"]
+    assert "lost unknown (at least" in out and "worker 1 ended without a summary" in out
+    assert "its pacing allowed" in out
+    # --no-visible reached the monitor: its windows carry no ingest-to-visible figures.
+    assert result["metrics_windows"]
+    assert all(w["visible_rows"] is None for w in result["metrics_windows"])
     # Worker 0 ran on to the end, and its windows kept coming after the kill.
     assert [s["worker_id"] for s in result["worker_summaries"]] == [0]
     assert len(result["windows"]) >= 7, result["windows"]

@@ -23,6 +23,18 @@ class WorkerProc:
     windows: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] | None = None
     stderr_tail: list[str] = field(default_factory=list)
+    #: Epoch seconds: just before it was started, and when it was first seen to have
+    #: exited (at most ~0.2 s after it did).
+    started_at: float = 0.0
+    exited_at: float | None = None
+
+    def seen_exited(self) -> bool:
+        """Whether it has exited (noting when it was first seen to have)."""
+        if self.proc.poll() is None:
+            return False
+        if self.exited_at is None:
+            self.exited_at = time.time()
+        return True
 
 
 def _pump(wp: WorkerProc, lines: queue.Queue) -> None:
@@ -52,6 +64,7 @@ def start_workers(
     procs = []
     for w in range(first_worker_id, first_worker_id + n):
         cmd = [sys.executable, "-m", "elastic_channels.worker", "--worker-id", str(w)]
+        started = time.time()
         proc = subprocess.Popen(
             cmd + common_args,
             stdout=subprocess.PIPE,
@@ -59,7 +72,7 @@ def start_workers(
             text=True,
             env=env,
         )
-        procs.append(WorkerProc(w, proc))
+        procs.append(WorkerProc(w, proc, started_at=started))
     return procs
 
 
@@ -99,7 +112,7 @@ def watch(
         """Print every pending fleet window that each live worker has reported or gone
         past (windows line up on the wall clock); a worker that died without a summary
         reports no more, and is not waited for."""
-        live = [w for w in workers if w.summary is None and w.proc.poll() is None]
+        live = [w for w in workers if w.summary is None and not w.seen_exited()]
         for key in sorted(pending):
             if any(not w.windows or window_key(w.windows[-1]) < key for w in live):
                 break
@@ -111,7 +124,7 @@ def watch(
 
     previous = signal.signal(signal.SIGINT, on_signal)
     try:
-        while any(wp.proc.poll() is None for wp in workers) or not lines.empty():
+        while not all([wp.seen_exited() for wp in workers]) or not lines.empty():
             try:
                 worker_id, record = lines.get(timeout=0.2)
             except queue.Empty:
@@ -138,4 +151,5 @@ def watch(
         t.join(timeout=5)
     for wp in workers:
         wp.proc.wait(timeout=30)
+        wp.seen_exited()
     return fleet

@@ -167,8 +167,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         summaries = [wp.summary for wp in workers if wp.summary]
         killed = [
-            {"worker_id": wp.worker_id, "exit_code": wp.proc.returncode,
-             "last_window": wp.windows[-1] if wp.windows else None}
+            {"worker_id": wp.worker_id, "exit_code": wp.proc.returncode, "windows": wp.windows,
+             "started_at": wp.started_at, "exited_at": wp.exited_at}
             for wp in workers if wp.summary is None
         ]  # fmt: skip
         for wp in workers:
@@ -179,7 +179,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
         totals = report.fleet_totals(summaries)
-        landed = verify_landed(emu, run_id, summaries, killed) if emu is not None else None
+        pacing = _pacing(v, args.worker_arg)
+        landed = None if emu is None else verify_landed(emu, run_id, summaries, killed, pacing)
         if mon is not None:
             metrics = _finish_monitor(mon)
     finally:
@@ -224,6 +225,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
     return 0 if ok else 1
+
+
+def _pacing(v: dict[str, Any], worker_args: list[str]) -> dict[str, Any] | None:
+    """What paces every worker (a killed one's loss is bounded by it), or None when a
+    ``--worker-arg`` may have changed it."""
+    changed = ("--target-bps", "--batch-bytes", "--channels")
+    if any(a.split("=")[0] in changed for a in worker_args):
+        return None
+    channels = resolve("channels", None, os.environ)
+    return {"target_bps": v["target_bps"], "batch_bytes": v["batch_bytes"], "channels": channels}
 
 
 def _start_monitor(run_id: str, workers: int, emu: Any, profile: str | None, visible: bool) -> Any:

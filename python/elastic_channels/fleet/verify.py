@@ -1,20 +1,63 @@
 """What landed: every generated TXID of a run looked up in the target table.
 
-A worker's rows carry TXIDs ``{run_id}-{worker_id}-{seq}`` with ``seq`` counting up
-from its first row, so what each worker sent is known exactly from its summary. A
-worker killed before its summary (SIGKILL, OOM) could have had rows in flight that
-were never acked and never landed: its loss is unknown. What is known is reported:
-the rows missing below the last one of its that landed (sent, and lost), and the
-unacked bytes at its last window, a bound on what it still held when it died.
+A worker's rows carry TXIDs ``{run_id}-{worker_id}-{seq}``, ``seq`` counting up from its
+channel's first (channel ``c`` of a ``--channels`` worker from ``c * 2**48``), so what
+each worker generated is known exactly from its summary (``rows_generated``). A worker
+killed before its summary (SIGKILL, OOM) may have had rows in flight that were never
+acked and never land: its loss is unknown, and bounded (:func:`killed_bounds`):
+
+- at least: the rows it generated for certain (its window lines' rows, and every
+  sequence number up to the highest of its TXIDs that landed) that did not land;
+- at most: the rows it appended by the end of its last window line, plus what its
+  pacing let it append from then until it was seen dead, less what landed. Pacing
+  (``worker/pacing.py``) books bytes at the target rate, lets a late sender catch up by
+  ``BURST_S`` and run ahead by a sleep quantum (at most ``MAX_QUANTUM_S``), plus the
+  batch in hand: at most ``rate * (dt + quantum + burst)`` bytes + 2 batches a channel.
+  Bytes become rows by :func:`min_row_bytes`, a floor on any row's NDJSON length.
+  Without the worker's pacing (a ``--worker-arg`` changed it) there is no bound: None.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+from ..model import COLUMNS
+
+#: Channel c of a worker numbers its rows from c * CHANNEL_SEQ_STRIDE (worker/multi.py).
+CHANNEL_SEQ_STRIDE = 2**48
+#: The pacer's catch-up allowance (``Pacer(burst_seconds=...)``'s default, which the
+#: worker keeps) and the largest sleep quantum a worker accepts (``--sleep-quantum-ms``
+#: is at most 1000).
+BURST_S = 0.25
+MAX_QUANTUM_S = 1.0
+#: Slack for the two clocks compared (the worker's window end, this process's time of
+#: seeing it dead: both wall clocks of this machine).
+CLOCK_SLACK_S = 1.0
+#: RFC 3339 with seconds and a zone: the shortest SALE_TIME the generator writes.
+_SHORTEST_TIME = len("2026-01-01T00:00:00Z")
 
 
 def _quote(text: str) -> str:
     return text.replace("'", "''")
+
+
+def min_row_bytes(run_id: str, worker_id: int) -> int:
+    """A floor on the NDJSON length of any row of this worker: every column a key, every
+    string at least its quotes, every number a digit; TXID, RUN_ID, WORKER_ID and
+    SALE_TIME at least as long as they must be; commas, braces and the newline."""
+    wid = len(str(worker_id))
+    values = {
+        "TXID": 2 + len(run_id) + 1 + wid + 1 + 1,
+        "RUN_ID": 2 + len(run_id),
+        "WORKER_ID": wid,
+        "SALE_TIME": 2 + _SHORTEST_TIME,
+    }
+    total = 2 + (len(COLUMNS) - 1) + 1
+    for name, sf_type in COLUMNS:
+        default = 2 if sf_type.startswith(("VARCHAR", "TIMESTAMP")) else 1
+        total += len(name) + 3 + values.get(name, default)
+    return total
 
 
 def verify_landed(
@@ -22,42 +65,62 @@ def verify_landed(
     run_id: str,
     summaries: list[dict[str, Any]],
     killed: list[dict[str, Any]] | None = None,
+    pacing: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """rows_landed, duplicates and lost for this run, and ingest-to-visible latency.
 
-    ``killed`` lists the workers that ended without a summary, as
-    ``{"worker_id", "exit_code", "last_window"}`` (the last window line seen, or None).
-    With any of them ``lost`` is None (unknown) and ``killed_workers`` says what is known.
+    ``killed`` lists the workers that ended without a summary, as ``{"worker_id",
+    "exit_code", "windows" (every window line seen), "started_at", "exited_at"}`` (epoch
+    s: when it was started, when it was first seen dead). ``pacing`` is what every
+    worker was told (``target_bps``, ``batch_bytes``, ``channels``), or None if unknown.
+    With any killed worker ``lost`` and ``rows_expected`` are None (unknown), and
+    ``lost_at_least``/``lost_at_most`` and ``rows_expected_at_least``/``_at_most``
+    bound them (``_at_most`` None when no true bound is known); ``killed_workers`` says
+    what is known of each.
     """
     emu.wait_landed(timeout_s=120)
     rid = _quote(run_id)
     rows = emu.query(
-        "SELECT WORKER_ID, count(*), count(DISTINCT TXID), "
-        "max(CAST(regexp_extract(TXID, '([0-9]+)$', 1) AS BIGINT)) FROM RESORT_SALES "
-        f"WHERE RUN_ID = '{rid}' GROUP BY WORKER_ID"
+        "SELECT WORKER_ID, seq // {s} AS CH, count(*), count(DISTINCT TXID), max(seq) FROM ("
+        "SELECT WORKER_ID, TXID, CAST(regexp_extract(TXID, '([0-9]+)$', 1) AS BIGINT) AS seq "
+        f"FROM RESORT_SALES WHERE RUN_ID = '{rid}') GROUP BY 1, 2".replace(
+            "{s}", str(CHANNEL_SEQ_STRIDE)
+        )
     )
-    landed = {int(w): (int(n), int(d), None if m is None else int(m)) for w, n, d, m in rows}
+    channels: dict[int, dict[int, tuple[int, int]]] = {}  # worker -> channel -> (distinct, max)
+    total_rows = distinct = 0
+    for w, ch, n, d, m in rows:
+        channels.setdefault(int(w), {})[int(ch)] = (int(d), int(m))
+        total_rows, distinct = total_rows + int(n), distinct + int(d)
+    landed = {w: sum(d for d, _ in chs.values()) for w, chs in channels.items()}
     expected = {
         s["worker_id"]: s.get("rows_generated", s.get("next_seq", 0) - s.get("first_seq", 0))
         for s in summaries
     }
-    total_rows = sum(n for n, _, _ in landed.values())
-    distinct = sum(d for _, d, _ in landed.values())
-    lost = sum(max(0, exp - landed.get(w, (0, 0, None))[1]) for w, exp in expected.items())
-    gone = [_killed_report(k, landed.get(k["worker_id"])) for k in killed or []]
+    lost = sum(max(0, exp - landed.get(w, 0)) for w, exp in expected.items())
+    gone = [
+        _killed_report(run_id, k, channels.get(k["worker_id"], {}), pacing) for k in killed or []
+    ]
     lat = emu.query(
         "SELECT quantile_cont(ms, 0.5), quantile_cont(ms, 0.99), count(*) FROM ("
         "SELECT epoch_ms(_COMMIT_TIME) - epoch_ms(SALE_TIME) AS ms FROM RESORT_SALES "
         f"WHERE RUN_ID = '{rid}')"
     )[0]
     iceberg = _iceberg_report(emu, run_id)
+    at_most = [k["rows_generated_at_most"] for k in gone]
+    known = sum(expected.values())
     return {
         **({"iceberg": iceberg} if iceberg is not None else {}),
-        "rows_expected": sum(expected.values()) if not gone else None,
+        "rows_expected": known if not gone else None,
+        "rows_expected_at_least": known + sum(k["rows_generated_at_least"] for k in gone),
+        "rows_expected_at_most": None if None in at_most else known + sum(at_most),  # type: ignore[arg-type]
         "rows_landed": total_rows,
         "duplicates": total_rows - distinct,
         "lost": lost if not gone else None,
-        "lost_known": lost + sum(k["missing_below_last_landed"] for k in gone),
+        "lost_at_least": lost + sum(k["lost_at_least"] for k in gone),
+        "lost_at_most": None
+        if any(k["lost_at_most"] is None for k in gone)
+        else lost + sum(k["lost_at_most"] for k in gone),
         "killed_workers": gone,
         "visible_p50_ms": None if lat[0] is None else round(float(lat[0]), 1),
         "visible_p99_ms": None if lat[1] is None else round(float(lat[1]), 1),
@@ -83,16 +146,63 @@ def _iceberg_report(emu: Any, run_id: str) -> dict[str, Any] | None:
     return out
 
 
-def _killed_report(k: dict[str, Any], landed: tuple[int, int, int | None] | None) -> dict:
-    """What is known of a worker that left no summary. Its rows start at seq 0."""
-    _, distinct, last_seq = landed or (0, 0, None)
-    window = k.get("last_window") or {}
+def killed_bounds(
+    windows: list[dict[str, Any]],
+    since: float,
+    exited_at: float,
+    pacing: dict[str, Any] | None,
+    row_bytes: int,
+) -> tuple[int, int | None]:
+    """(rows it appended by its last window line, rows it could have appended after
+    that line until ``exited_at`` at most: None without its pacing). ``since``: when
+    it was started, for a worker that printed no window line."""
+    appended = sum(int(w.get("rows") or 0) for w in windows)
+    if pacing is None:
+        return appended, None
+    last = max((float(w["end"]) for w in windows), default=since)
+    n = max(int(w.get("channels") or 1) for w in windows) if windows else None
+    n = n or pacing.get("channels")
+    if not n:
+        return appended, None
+    seconds = max(0.0, exited_at - last) + MAX_QUANTUM_S + BURST_S + CLOCK_SLACK_S
+    batch_rows = math.floor(int(pacing["batch_bytes"]) / row_bytes)  # rows_per_batch at most
+    after = math.floor(float(pacing["target_bps"]) * seconds / row_bytes) + 2 * n * batch_rows
+    return appended, after
+
+
+def _killed_report(
+    run_id: str,
+    k: dict[str, Any],
+    channels: dict[int, tuple[int, int]],
+    pacing: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What is known of a worker that left no summary, from its window lines and the
+    TXIDs of it that landed (``channels``: channel -> (distinct landed, highest seq))."""
+    windows = k.get("windows") or []
+    distinct = sum(d for d, _ in channels.values())
+    below = sum(m - ch * CHANNEL_SEQ_STRIDE + 1 for ch, (_, m) in channels.items())
+    row_bytes = min_row_bytes(run_id, int(k["worker_id"]))
+    appended, after = killed_bounds(
+        windows, float(k.get("started_at") or 0), float(k.get("exited_at") or 0), pacing, row_bytes
+    )
+    if k.get("exited_at") is None or (k.get("started_at") is None and not windows):
+        after = None  # no time to bound it by
+    at_least = max(appended, below)
+    at_most = None if after is None else appended + after
+    last = windows[-1] if windows else {}
     return {
         "worker_id": k["worker_id"],
         "exit_code": k.get("exit_code"),
         "rows_landed": distinct,
-        "missing_below_last_landed": 0 if last_seq is None else last_seq + 1 - distinct,
-        "unacked_bytes_at_last_window": window.get("in_flight_bytes"),
+        "missing_below_last_landed": below - distinct,
+        "rows_appended_by_last_line": appended,
+        "rows_acked_by_last_line": sum(int(w.get("acked_rows") or 0) for w in windows),
+        "unacked_bytes_at_last_window": last.get("in_flight_bytes"),
+        "rows_appendable_after_last_line": after,
+        "rows_generated_at_least": at_least,
+        "rows_generated_at_most": at_most,
+        "lost_at_least": at_least - distinct,
+        "lost_at_most": None if at_most is None else at_most - distinct,
         "lost": "unknown",
     }
 
@@ -120,14 +230,24 @@ def _describe(landed: dict[str, Any]) -> str:
         )
     parts = []
     for k in landed["killed_workers"]:
-        held = k["unacked_bytes_at_last_window"]
-        bound = "unknown" if held is None else f"{held / 1e6:.1f} MB unacked at its last window"
+        most = k["lost_at_most"]
+        bound = (
+            f"at most {most:,}: it appended {k['rows_appended_by_last_line']:,} rows by its "
+            f"last window line, and its pacing allowed {k['rows_appendable_after_last_line']:,} "
+            "more until it was seen dead"
+            if most is not None
+            else "no true upper bound: its pacing is not known"
+        )
         parts.append(
             f"worker {k['worker_id']} ended without a summary (exit {k['exit_code']}): "
-            f"{k['missing_below_last_landed']:,} rows missing below its last landed row; "
-            f"rows it still held are lost (at most {bound})"
+            f"{k['rows_landed']:,} of its rows landed, {k['missing_below_last_landed']:,} "
+            f"missing below its last landed row; lost unknown, at least "
+            f"{k['lost_at_least']:,}, {bound}"
         )
+    most = landed["lost_at_most"]
     return (
         f"landed {landed['rows_landed']:,} rows: {landed['duplicates']:,} duplicates, lost "
-        f"unknown (at least {landed['lost_known']:,}); {tail}\n  " + "\n  ".join(parts)
+        f"unknown (at least {landed['lost_at_least']:,}, "
+        f"{'at most ' + format(most, ',') if most is not None else 'no upper bound known'}); "
+        f"{tail}\n  " + "\n  ".join(parts)
     )
