@@ -159,7 +159,7 @@ def killed_bounds(
     appended = sum(int(w.get("rows") or 0) for w in windows)
     if pacing is None:
         return appended, None
-    last = max((float(w["end"]) for w in windows), default=since)
+    last = max((_counted_until(w) for w in windows), default=since)
     n = max(int(w.get("channels") or 1) for w in windows) if windows else None
     n = n or pacing.get("channels")
     if not n:
@@ -168,6 +168,16 @@ def killed_bounds(
     batch_rows = math.floor(int(pacing["batch_bytes"]) / row_bytes)  # rows_per_batch at most
     after = math.floor(float(pacing["target_bps"]) * seconds / row_bytes) + 2 * n * batch_rows
     return appended, after
+
+
+def _counted_until(w: dict[str, Any]) -> float:
+    """Every row sent before this instant is in this window line or an earlier one: its
+    end, and no later than its nominal end (a --channels worker's line merges its
+    channels' windows, each closed at or after the nominal end, and ends at the last)."""
+    end = float(w["end"])
+    if w.get("window_start") is None or not w.get("window_seconds"):
+        return end
+    return min(end, float(w["window_start"]) + float(w["window_seconds"]))
 
 
 def _killed_report(
