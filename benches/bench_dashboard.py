@@ -194,6 +194,7 @@ def side_by_side(data_dir: Path, rev: str, rounds: int) -> dict[str, dict[str, f
 
 
 def query_times(data_dir: Path) -> dict[str, float]:
+    from elastic_channels.dashboard import metrics_sql as m
     from elastic_channels.dashboard import sales_sql as q
     from elastic_channels.dashboard.source import EmulatorSource
 
@@ -206,6 +207,9 @@ def query_times(data_dir: Path) -> dict[str, float]:
         "resorts_unfiltered": q.resorts(d, None), "category_mix": q.category_mix(d, RUN_ID, 15),
         "customer_payment_mix": q.customer_payment_mix(d, RUN_ID),
         "latest_sales": q.latest_sales(d, RUN_ID),
+        # the Run page: landed always, duplicates/lost (a distinct count) up to 2M rows
+        "landed_count": m.landed_count(RUN_ID, q.TABLE),
+        "landed_distinct": m.landed(RUN_ID, q.TABLE),
     }  # fmt: skip
     out = {}
     for name, sql in queries.items():

@@ -56,6 +56,21 @@ def run_into(
     return LandedRun(data_dir, out["run_id"], int(out["landed"]["rows_landed"]))
 
 
+def render(monkeypatch: Any, page: str, data_dir: Path) -> Any:
+    """The page script ``page`` (``run.py``, ``sales.py``) run once by AppTest on
+    ``data_dir``; no exception allowed (errors are messages on the page)."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ELASTIC_DASHBOARD_DATA_DIR", str(data_dir))
+    at = AppTest.from_file(str(APP_DIR / "pages" / page), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: Any, label: str) -> str:
+    return str(next(m.value for m in at.metric if m.label == label))
+
+
 def copy_dir(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("server.json", "*.wal"))
     return dst
@@ -137,6 +152,40 @@ def fleet_windows(run_id: str, t0: float, n_windows: int = 8) -> list[dict[str, 
         }  # fmt: skip
         rows.append(fleet_row(run_id, fleet))
     return rows
+
+
+def summary_rows(
+    run_id: str, t0: float, generated: dict[int, int], n_windows: int = 30
+) -> list[dict[str, Any]]:
+    """The monitor's summary rows (its own ``summary_row``, in the state it would give)
+    for workers that generated ``generated[w]`` rows over windows from ``t0``."""
+    from elastic_channels.monitor.rows import summary_row
+    from elastic_channels.monitor.summaries import ended
+
+    out = []
+    for w, rows in generated.items():
+        line = {
+            "type": "summary", "run_id": run_id, "worker_id": w, "rows_generated": rows,
+            "rows_sent": rows, "rows_acked": rows, "bytes_sent": rows * 290,
+            "seconds": float(n_windows), "cpu_s": 3.0, "peak_rss_mib": 95.0,
+            "resent_batches": w, "sdk_retries": 0, "errors": 0, "unacked_rows": 0,
+            "first_seq": 0, "next_seq": rows,
+        }  # fmt: skip
+        out.append(summary_row(line, (t0, t0 + n_windows), ended(line)))
+    return out
+
+
+def duplicate_rows(data_dir: Path, run_id: str, n: int) -> None:
+    """Land ``n`` of the run's rows a second time (as a resend whose first append did land)."""
+    con = duckdb.connect(str(data_dir / "emulator.duckdb"))
+    try:
+        con.execute(
+            "INSERT INTO RESORT_SALES SELECT * FROM RESORT_SALES WHERE RUN_ID = ? LIMIT ?",
+            [run_id, n],
+        )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
 
 
 def wait_port(port: int, timeout_s: float = 60.0) -> None:

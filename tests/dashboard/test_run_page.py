@@ -134,24 +134,6 @@ def test_worker_windows_when_no_fleet_rows(
     assert list(series["MB/s"]) == pytest.approx([mb for _, _, mb in want])
 
 
-def test_landed_and_duplicates_on_request(
-    monkeypatch: pytest.MonkeyPatch, with_metrics: LandedRun
-) -> None:
-    at = render(monkeypatch, with_metrics.data_dir)
-    at.toggle(key="count_landed").set_value(True).run()
-    assert not at.exception
-    (landed, dups) = sql(
-        with_metrics.data_dir,
-        "SELECT count(*), count(*) - count(DISTINCT TXID) FROM RESORT_SALES "
-        f"WHERE RUN_ID = '{with_metrics.run_id}'",
-    )[0]
-    assert landed == with_metrics.rows_landed
-    assert metric(at, "Landed") == f"{landed:,}"
-    assert metric(at, "Duplicates") == f"{dups:,}"
-    # the metrics table holds no generated-row counts: lost is not known from it
-    assert metric(at, "Lost") == "unknown"
-
-
 def test_a_run_with_its_monitor_shows_what_the_monitor_wrote(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -163,11 +145,13 @@ def test_a_run_with_its_monitor_shows_what_the_monitor_wrote(
     assert run.run_id in at.selectbox(key="metrics_run").options[0]
     workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
     assert dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True)) == {0: "done", 1: "done"}
-    ((rows,),) = sql(
+    ((rows,),) = sql(  # the workers' whole-run counts: their summary rows
         run.data_dir,
         f"SELECT sum(ROWS_APPENDED) FROM ELASTIC_K8S_METRICS WHERE RUN_ID = '{run.run_id}' "
-        "AND NOT IS_FLEET",
+        "AND NOT IS_FLEET AND IS_SUMMARY",
     )
     assert rows == run.rows_landed  # every appended row landed: the table is the truth
     assert metric(at, "Workers") == "2"
     assert metric(at, "Rows appended") == f"{rows:,}"
+    assert metric(at, "Landed") == f"{run.rows_landed:,}"
+    assert (metric(at, "Duplicates"), metric(at, "Lost")) == ("0", "0")

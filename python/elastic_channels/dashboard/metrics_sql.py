@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from ..model import METRICS_TABLE_NAME
 from .dialect import Dialect, sql_string
 
-__all__ = ["CONCEPTS", "MetricsColumns", "fleet_series", "runs", "totals", "workers"]
+__all__ = [
+    "CONCEPTS",
+    "MetricsColumns",
+    "fleet_series",
+    "landed",
+    "landed_count",
+    "runs",
+    "totals",
+    "workers",
+]
 
 TABLE = METRICS_TABLE_NAME
 
@@ -207,7 +216,8 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
         f"WHEN L.{end} IS NULL OR L.{end} < {stale} THEN "
         f"CASE WHEN {errors} THEN 'failed' ELSE 'missing' END "
         f"WHEN {over} THEN 'done' ELSE 'running' END AS STATE"
-        f"{', ' + latest_cols if latest_cols else ''}, L.{end} AS LAST_WINDOW_END, E.ERROR "
+        f"{', ' + latest_cols if latest_cols else ''}, L.{end} AS LAST_WINDOW_END, "
+        "E.DONE = 1 AS HAS_SUMMARY, E.ERROR "
         f"FROM ENDS E LEFT JOIN LATEST L ON L.{w} = E.WID CROSS JOIN HORIZON H "
         + ('ORDER BY "MB/s" ASC NULLS FIRST, WORKER_ID' if m.has("mb_s") else "ORDER BY WORKER_ID")
     )
@@ -250,8 +260,14 @@ def totals(d: Dialect, run_id: str, m: MetricsColumns) -> str:
     )
 
 
+def landed_count(run_id: str, sales_table: str) -> str:
+    """Rows of the run in the landing table (cheap: no row is compared with another)."""
+    return f"SELECT count(*) AS LANDED FROM {sales_table} WHERE {_run(run_id)}"
+
+
 def landed(run_id: str, sales_table: str) -> str:
-    """Rows of the run in the landing table, and how many are duplicates (a full scan)."""
+    """Rows of the run in the landing table, and how many are duplicates (a distinct
+    count of the run's TXIDs: it holds every one of them at once)."""
     return (
         "SELECT count(*) AS LANDED, count(*) - count(DISTINCT TXID) AS DUPLICATES, "
         f"count(DISTINCT TXID) AS DISTINCT_TXIDS FROM {sales_table} WHERE {_run(run_id)}"

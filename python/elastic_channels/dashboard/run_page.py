@@ -17,6 +17,10 @@ TITLE = "Run"
 NO_METRICS = "No metrics yet for this run"
 TARGET = "target MB/s"
 STALE_MIN_S = 10.0
+#: Up to this many landed rows, duplicates and lost are counted on every refresh: that
+#: needs a distinct count of the run's TXIDs, ~0.4 s for 2M rows on 2 cores and ~3 s for
+#: 20M (benches/bench_dashboard.py); above it, a toggle asks for it.
+DISTINCT_AUTO_ROWS = 2_000_000
 #: Charts: (title, series labels as written by metrics_sql.SERIES)
 CHARTS = (
     ("Throughput (MB/s)", ("MB/s", TARGET)),
@@ -68,26 +72,48 @@ def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
     return t
 
 
-def _landed(src: DataSource, run_id: str, totals: pd.Series) -> None:
-    if not st.toggle(
-        "Count landed rows and duplicates (scans the run's rows in RESORT_SALES)",
+def _lost_unknown(cols: m.MetricsColumns, workers: pd.DataFrame) -> str:
+    """Why lost cannot be known yet: which workers sent no summary (their whole-run
+    generated-row count), or that the table has no summary rows at all."""
+    if not cols.has("is_summary"):
+        return f"{m.TABLE} has no summary rows (no IS_SUMMARY column: an older monitor)"
+    pending = workers[~workers["HAS_SUMMARY"].fillna(False).astype(bool)]
+    ids = ", ".join(str(int(i)) for i in pending["WORKER_ID"])
+    return f"no summary yet from worker(s) {ids} (still running, or ended without one)"
+
+
+def _landed(
+    src: DataSource,
+    run_id: str,
+    cols: m.MetricsColumns,
+    totals: pd.Series,
+    workers: pd.DataFrame,
+) -> None:
+    """Landed (a count), and duplicates and lost (a distinct count of TXIDs) when the run
+    is small enough to count them on every refresh, or when asked."""
+    count = int(load(src, m.landed_count(run_id, SALES_TABLE))["LANDED"].iloc[0])
+    shown = st.columns(3)
+    help_landed = f"the run's rows in {SALES_TABLE}"
+    if count > DISTINCT_AUTO_ROWS and not st.toggle(
+        f"Count duplicates and lost (compares the run's {count:,} TXIDs: seconds on tens "
+        "of millions of rows)",
         key="count_landed",
     ):
+        shown[0].metric("Landed", f"{count:,}", help=help_landed)
+        st.caption(f"Duplicates and lost are counted on request above {DISTINCT_AUTO_ROWS:,} rows.")
         return
     got = load(src, m.landed(run_id, SALES_TABLE)).iloc[0]
-    cols = st.columns(3)
-    cols[0].metric("Landed", f"{int(got['LANDED']):,}")
-    cols[1].metric("Duplicates", f"{int(got['DUPLICATES']):,}")
+    shown[0].metric("Landed", f"{int(got['LANDED']):,}", help=help_landed)
+    shown[1].metric("Duplicates", f"{int(got['DUPLICATES']):,}", help="rows landed twice")
     if totals.get("FROM_SUMMARIES") and "ROWS" in totals:
         lost = max(0, int(totals["ROWS"] or 0) - int(got["DISTINCT_TXIDS"]))
-        cols[2].metric("Lost", f"{lost:,}")
+        shown[2].metric(
+            "Lost", f"{lost:,}", help="rows the workers generated (their summaries) that "
+            "did not land"
+        )  # fmt: skip
     else:
-        cols[2].metric(
-            "Lost",
-            "unknown",
-            help="Needs every worker's generated-row count (its summary); "
-            "'elastic-channels run' prints landed / duplicates / lost at its end.",
-        )
+        shown[2].metric("Lost", "unknown")
+        st.caption(f"Lost is unknown: {_lost_unknown(cols, workers)}.")
 
 
 def _target(src: DataSource, run_id: str, cols: m.MetricsColumns) -> float:
@@ -148,7 +174,7 @@ def _why(w: pd.Series) -> str:
     return f"it stopped reporting{at}{counted}"
 
 
-def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
+def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.DataFrame:
     st.subheader("Workers (slowest first)")
     window = load(src, m.window_seconds(src.dialect, run_id, cols))["WINDOW_S"].iloc[0]
     # three windows without a line: the worker stopped (or its lines are not getting through)
@@ -161,6 +187,7 @@ def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
         ids = ", ".join(str(int(i)) for i in missing["WORKER_ID"])
         st.warning(f"No window for {stale_s:.0f} s from worker(s) {ids}.")
     st.dataframe(df, hide_index=True, key="workers")
+    return df
 
 
 def _body(src: DataSource) -> None:
@@ -173,9 +200,11 @@ def _body(src: DataSource) -> None:
         return
     run_id = pick_run(list(runs["RUN_ID"]), key="metrics_run")
     totals = _totals(src, run_id, cols)
+    landed = st.container()  # beside the totals, filled last (it scans the sales table)
     _series(src, run_id, cols)
-    _workers(src, run_id, cols)
-    _landed(src, run_id, totals)
+    workers = _workers(src, run_id, cols)
+    with landed:
+        _landed(src, run_id, cols, totals, workers)
 
 
 def main() -> None:

@@ -1,0 +1,90 @@
+"""The Run page's landed / duplicates / lost: counted by SQL on the sales table, lost
+from the workers' summary rows (the monitor's own), unknown with a reason without them."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from dashboard_support import (
+    LandedRun,
+    duplicate_rows,
+    fleet_windows,
+    metric,
+    render,
+    sql,
+    summary_rows,
+    write_metrics,
+)
+
+from elastic_channels.dashboard import run_page
+
+
+def _finished_run(run: LandedRun, generated: dict[int, int]) -> None:
+    """Metrics of a run that ended 70 s ago: windows of workers 0-2, and a summary row
+    from each worker in ``generated``."""
+    t0 = time.time() - 100
+    rows = fleet_windows(run.run_id, t0, n_windows=30)
+    write_metrics(run.data_dir, run.run_id, rows + summary_rows(run.run_id, t0, generated))
+
+
+def _landed_oracle(run: LandedRun) -> tuple[int, int, int]:
+    """Landed, duplicates and distinct TXIDs of the run, straight from the file."""
+    ((landed, distinct),) = sql(
+        run.data_dir,
+        f"SELECT count(*), count(DISTINCT TXID) FROM RESORT_SALES WHERE RUN_ID = '{run.run_id}'",
+    )
+    return landed, landed - distinct, distinct
+
+
+def test_lost_from_the_summaries_with_duplicates(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    run = landed_copy
+    # worker 0's rows all landed; workers 1 and 2 generated rows none of which did
+    _finished_run(run, {0: run.rows_landed, 1: 40, 2: 83})
+    duplicate_rows(run.data_dir, run.run_id, 5)
+    at = render(monkeypatch, "run.py", run.data_dir)
+    assert [t.key for t in at.toggle] == ["auto_refresh"]  # a small run: counted unasked
+    landed, dups, distinct = _landed_oracle(run)
+    ((generated,),) = sql(
+        run.data_dir, "SELECT sum(ROWS_APPENDED) FROM ELASTIC_K8S_METRICS WHERE IS_SUMMARY"
+    )
+    assert (landed, dups, generated - distinct) == (run.rows_landed + 5, 5, 123)
+    assert metric(at, "Landed") == f"{landed:,}"
+    assert metric(at, "Duplicates") == "5"
+    assert metric(at, "Lost") == "123"
+    assert not any(c.value.startswith("Lost is unknown") for c in at.caption)
+
+
+def test_lost_unknown_while_a_worker_has_no_summary(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    run = landed_copy
+    _finished_run(run, {0: run.rows_landed, 1: 40})  # worker 2 ended without one
+    at = render(monkeypatch, "run.py", run.data_dir)
+    assert metric(at, "Landed") == f"{run.rows_landed:,}"
+    assert metric(at, "Duplicates") == "0"
+    assert metric(at, "Lost") == "unknown"
+    assert [c.value for c in at.caption if c.value.startswith("Lost is unknown")] == [
+        "Lost is unknown: no summary yet from worker(s) 2 (still running, or ended without one)."
+    ]
+    workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
+    has = dict(zip(workers["WORKER_ID"], workers["HAS_SUMMARY"], strict=True))
+    assert has == {0: True, 1: True, 2: False}
+
+
+def test_a_big_run_counts_duplicates_on_request(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    """Above DISTINCT_AUTO_ROWS only the (cheap) count shows until the toggle is on."""
+    run = landed_copy
+    _finished_run(run, {0: run.rows_landed, 1: 0, 2: 0})
+    monkeypatch.setattr(run_page, "DISTINCT_AUTO_ROWS", run.rows_landed - 1)
+    at = render(monkeypatch, "run.py", run.data_dir)
+    assert metric(at, "Landed") == f"{run.rows_landed:,}"
+    assert not [m for m in at.metric if m.label in ("Duplicates", "Lost")]
+    assert at.toggle(key="count_landed").value is False
+    at.toggle(key="count_landed").set_value(True).run()
+    assert not at.exception
+    assert (metric(at, "Duplicates"), metric(at, "Lost")) == ("0", "0")
