@@ -51,7 +51,7 @@ def start_sink(data_dir: Path, cpu: int, delay: float, check: bool, buffer_ms: i
     cmd = [
         "taskset", "-c", str(cpu), sys.executable, "-m", "elastic_channels.emulator", "serve",
         "--data-dir", str(data_dir), "--info-file", str(info), "--sink", "drop",
-        "--answer-delay-s", str(delay), "--append-buffer-ms", str(buffer_ms),
+        "--answer-delay-seconds", str(delay), "--append-buffer-ms", str(buffer_ms),
         *([] if check else ["--no-sink-check"]),
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

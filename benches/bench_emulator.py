@@ -74,7 +74,8 @@ def _source(run_id: str, pool_chunks: int):
 
 
 def _append(channel: Any, data: bytes, n_rows: int) -> None:
-    """The SDK's own append steps without re-encoding (see SNOWPIPE_PROTOCOL.md)."""
+    """What the SDK's ``append_rows`` does once it has the NDJSON bytes: register a
+    future, hand the bytes to the Rust core (no re-encoding)."""
     with channel._future_id_lock:
         fid = channel._next_future_id
         channel._next_future_id += 1
@@ -156,16 +157,23 @@ def baseline_tree(rev: str, into: Path) -> Path:
     return into / "python"
 
 
+def duration_flag(python_dir: Path) -> str:
+    """``serve``'s stop-after flag in the tree at ``python_dir``: ``--duration-seconds``,
+    or ``--duration`` in emulators from before it was renamed (the baseline's)."""
+    emulator = python_dir / "elastic_channels" / "emulator"
+    renamed = any('"--duration-seconds"' in f.read_text() for f in emulator.glob("*.py"))
+    return "--duration-seconds" if renamed else "--duration"
+
+
 def bench(args: argparse.Namespace, python_dir: Path, label: str) -> dict[str, Any]:
     sys.path.insert(0, str(REPO / "python"))
     from elastic_channels.emulator.control import ControlClient
 
     tmp = Path(tempfile.mkdtemp(prefix=f"bench-emulator-{label}-"))
     env = dict(os.environ, PYTHONPATH=f"{python_dir}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    # --duration is what the baseline knows; this tree accepts it too.
     serve = [sys.executable, "-m", "elastic_channels.emulator", "serve", "--data-dir",
              str(tmp / "emu"), "--info-file", str(tmp / "info.json"),
-             "--duration", str(args.duration_seconds + 300)]  # fmt: skip
+             duration_flag(python_dir), str(args.duration_seconds + 300)]  # fmt: skip
     if args.no_fsync:
         serve.append("--no-fsync")
     if args.verbose:
@@ -272,7 +280,7 @@ def http_path(args: argparse.Namespace, python_dir: Path, label: str) -> dict[st
     emu = subprocess.Popen(
         [sys.executable, "-m", "elastic_channels.emulator", "serve", "--data-dir",
          str(tmp / "emu"), "--info-file", str(tmp / "info.json"), "--no-fsync",
-         "--duration", "600"],
+         duration_flag(python_dir), "600"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -242,7 +242,7 @@ step "smoke ($how): the worker in the image against the emulator on 127.0.0.1"
 emu_dir="$WORK/emu"
 mkdir -p "$emu_dir"
 python3 -m elastic_channels.emulator serve --data-dir "$emu_dir" --info-file "$emu_dir/info.json" \
-    --append-buffer-ms 20 --duration 600 >"$WORK/emu.log" 2>&1 &
+    --append-buffer-ms 20 --duration-seconds 600 >"$WORK/emu.log" 2>&1 &
 emu_pid=$!
 for _ in $(seq 60); do [ -s "$emu_dir/info.json" ] && break; sleep 0.5; done
 [ -s "$emu_dir/info.json" ] || { cat "$WORK/emu.log" >&2; echo "emulator did not start" >&2; exit 1; }

@@ -162,7 +162,7 @@ if [ "$python_suite" = 1 ]; then
     trap cleanup EXIT
     # The emulator is this machine's (x86-64) install of the package: python3 here.
     python3 -m elastic_channels.emulator serve --data-dir "$work/emu" --info-file "$work/info.json" \
-        --append-buffer-ms 20 --duration 600 >"$work/emu.log" 2>&1 &
+        --append-buffer-ms 20 --duration-seconds 600 >"$work/emu.log" 2>&1 &
     emu_pid=$!
     for _ in $(seq 120); do [ -s "$work/info.json" ] && break; sleep 0.5; done
     [ -s "$work/info.json" ] || { cat "$work/emu.log" >&2; echo "ci_arm64: the emulator did not start" >&2; exit 1; }

@@ -230,7 +230,7 @@ def test_without_the_check_lines_are_counted_and_not_typed(tmp_path: Path) -> No
 
 @pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 def test_worker_through_the_sdk_is_acked_by_the_drop_sink(tmp_path: Path) -> None:
-    server = EmulatorProcess(tmp_path / "emu", "--sink", "drop", "--answer-delay-s", "0.2")
+    server = EmulatorProcess(tmp_path / "emu", "--sink", "drop", "--answer-delay-seconds", "0.2")
     server.start()
     try:
         worker = subprocess.run(

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..model import TABLE_NAME
 from .cli_serve import add_serve, friendly
 from .control import ControlClient, query_offline, running_server, stats_offline
 from .faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
@@ -36,25 +37,35 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
     q = sub.add_parser(
         "query",
+        allow_abbrev=False,
         help="run one SELECT, print rows as JSON lines (server running or not)",
-        description="Run one read-only SQL statement (a SELECT) on the emulator's database "
-        "and print each row as a JSON object. Goes through the running server, or reads the "
-        "database file when it is stopped. No file access from SQL either way.",
+        description="Run one read-only query (a SELECT, or EXPLAIN of one) of the "
+        "emulator's tables and print each row as a JSON object. Goes through the running "
+        "server, or reads the database file when it is stopped. No file access from SQL "
+        "either way.",
     )
     q.set_defaults(func=_query)
     q.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
-    q.add_argument("sql", help='e.g. "SELECT count(*) FROM RESORT_SALES"')
+    q.add_argument("sql", help=f'e.g. "SELECT count(*) FROM {TABLE_NAME}"')
 
     st = sub.add_parser(
         "stats",
+        allow_abbrev=False,
         help="print the running emulator's counters as JSON (or, when it is stopped, "
         "what its database holds)",
+        description="Print the running emulator's counters as one JSON object: requests "
+        "and responses per endpoint with handler time, bytes and rows received and landed, "
+        "each channel's status, active faults, the landing backlog, and with --sink drop "
+        "the sink's own time per request. When the emulator is stopped, print what its "
+        "database holds instead: rows landed, the last commit time, errors kept, and "
+        "requests spooled but not landed yet.",
     )
     st.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
     st.set_defaults(func=_stats)
 
     f = sub.add_parser(
         "faults",
+        allow_abbrev=False,
         help="add, list or clear faults on a running emulator",
         description="Script failures on a running emulator, per endpoint, by count or "
         "probability (see docs/EMULATOR.md).",
@@ -62,14 +73,30 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     f.set_defaults(func=_faults)
     f.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
     fs = f.add_subparsers(dest="fault_command", required=True)
-    fs.add_parser("list", help="print the active faults")
-    fs.add_parser("clear", help="remove every fault")
-    a = fs.add_parser("add", help="script a failure, e.g. add rows status --status 503 --count 3")
+    fs.add_parser(
+        "list",
+        help="print the active faults",
+        description="Print the active faults of the running emulator as a JSON list (what "
+        "each hits, its action, how many firings are left).",
+    )
+    fs.add_parser(
+        "clear",
+        help="remove every fault",
+        description="Remove every fault from the running emulator and print the (now empty) list.",
+    )
+    a = fs.add_parser(
+        "add",
+        allow_abbrev=False,  # --delay-s, retired, must not match --delay-seconds
+        help="script a failure, e.g. add rows status --status 503 --count 3, or add rows "
+        "delay --delay-seconds 2",
+        description="Script a failure on a running emulator: which requests it hits, what "
+        "it does, how often.",
+    )
     a.add_argument("endpoint", choices=ENDPOINTS, help="which requests it hits")
     a.add_argument(
         "action",
         choices=ACTIONS,
-        help="status: reply --status; delay: sleep --delay-s then serve; drop: close "
+        help="status: reply --status; delay: sleep --delay-seconds then serve; drop: close "
         "the connection unanswered; malformed: 200 with a non-JSON body; lose_ack: serve "
         "the request (an append lands) but close the connection unanswered",
     )
@@ -89,7 +116,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         default=1.0,
         help="fire on this fraction of matching requests (default 1.0)",
     )
-    a.add_argument("--delay-s", type=float, default=0.0, help="seconds for the delay action")
+    a.add_argument(
+        "--delay-seconds", type=float, default=0.0, help="how long the delay action sleeps"
+    )
 
 
 @friendly
@@ -118,7 +147,7 @@ def _faults(args: argparse.Namespace) -> int:
         spec = {
             "endpoint": args.endpoint, "action": args.action, "status": args.status,
             "count": args.count or None, "probability": args.probability,
-            "delay_s": args.delay_s,
+            "delay_s": args.delay_seconds,
         }  # fmt: skip
         print(json.dumps(client.json("POST", "faults", spec), indent=2))
     else:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..model import COLUMNS
+from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
 from .control import ControlError, running_server
 from .drop_sink import SINKS
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
@@ -58,6 +58,7 @@ def add_serve(sub: Any) -> None:
     """Add ``serve`` to a subparsers object."""
     s = sub.add_parser(
         "serve",
+        allow_abbrev=False,  # a retired spelling (--duration) must not match a new one
         help="run the emulator until SIGINT/SIGTERM (or --duration-seconds)",
         description="Run the emulator. Once ready it prints (and writes to --info-file) "
         "the JSON a client needs: the CA to trust, SDK properties, target names.",
@@ -93,10 +94,8 @@ def add_serve(sub: Any) -> None:
     s.add_argument("--role", default="ACCOUNTADMIN", help="role put in the client properties")
     s.add_argument("--database", default="EMULATOR_DB", help="database name (default EMULATOR_DB)")
     s.add_argument("--schema", default="PUBLIC", help="schema name (default PUBLIC)")
-    s.add_argument(
-        "--pipe", default="RESORT_SALES_PIPE", help="pipe name (default RESORT_SALES_PIPE)"
-    )
-    s.add_argument("--table", default="RESORT_SALES", help="landing table (default RESORT_SALES)")
+    s.add_argument("--pipe", default=PIPE_NAME, help=f"pipe name (default {PIPE_NAME})")
+    s.add_argument("--table", default=TABLE_NAME, help=f"landing table (default {TABLE_NAME})")
     s.add_argument(
         "--public-key",
         type=_user_key,
@@ -106,10 +105,10 @@ def add_serve(sub: Any) -> None:
         help="register another user's RSA public key (repeatable)",
     )
     s.add_argument(
-        "--token-ttl",
+        "--token-ttl-seconds",
         type=int,
         default=3600,
-        help="lifetime of issued scoped tokens, seconds (default 3600)",
+        help="lifetime of issued scoped tokens in seconds (default 3600)",
     )
     s.add_argument(
         "--append-buffer-ms",
@@ -128,7 +127,7 @@ def add_serve(sub: Any) -> None:
         action="store_true",
         help="skip the landing pre-scan that rejects rows with unknown or duplicated keys "
         "(those keys are then ignored, not rejected; missing keys, nulls and bad values are "
-        "still rejected); ~30%% less landing CPU",
+        "still rejected)",
     )
     s.add_argument("--duckdb-threads", type=int, default=2, help="DuckDB threads (default 2)")
     s.add_argument(
@@ -137,7 +136,7 @@ def add_serve(sub: Any) -> None:
         default="native",
         help="native: rows land in a DuckDB table (default); iceberg: in an Apache Iceberg "
         "table in DATA_DIR/iceberg (Parquet + metadata, one commit per landed flush), "
-        "queried as the same RESORT_SALES (needs the iceberg extra)",
+        "queried under the same table name (needs the iceberg extra)",
     )
     s.add_argument(
         "--sink",
@@ -154,16 +153,14 @@ def add_serve(sub: Any) -> None:
         "type-checking the rows (bad rows go unreported); to measure what the check costs",
     )
     s.add_argument(
-        "--answer-delay-s",
+        "--answer-delay-seconds",
         type=float,
         default=0.0,
         help="wait this many seconds before answering each rows request, to model a real "
-        "account's ack latency (e.g. 0.6); other requests are not held up (default 0)",
+        "account's ack latency; other requests are not held up (default 0)",
     )
     s.add_argument(
         "--duration-seconds",
-        "--duration",  # the old spelling, still accepted
-        dest="duration_seconds",
         type=float,
         default=0,
         help="stop by itself after this many seconds (default 0: run until SIGINT/SIGTERM)",
@@ -193,8 +190,8 @@ def add_serve(sub: Any) -> None:
         "--max-connections",
         type=int,
         default=lim.max_connections,
-        help="open connections allowed at once; one more is answered 503 and closed "
-        f"(default {lim.max_connections})",
+        help="connections allowed at once, open or in their TLS handshake; one more is "
+        f"answered 503 and closed (default {lim.max_connections})",
     )
     s.add_argument(
         "-v",
@@ -222,9 +219,9 @@ def serve(args: argparse.Namespace) -> int:
         data_dir=args.data_dir, host=args.host, port=args.port, account=args.account,
         user=args.user, role=args.role, database=args.database, schema=args.schema,
         pipe=args.pipe, table=args.table, columns=COLUMNS, public_keys=keys,
-        token_ttl_s=args.token_ttl, fsync=not args.no_fsync,
+        token_ttl_s=args.token_ttl_seconds, fsync=not args.no_fsync,
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
-        check_keys=not args.no_key_check, sink=args.sink, answer_delay_s=args.answer_delay_s,
+        check_keys=not args.no_key_check, sink=args.sink, answer_delay_s=args.answer_delay_seconds,
         sink_check=not args.no_sink_check,
         table_format=args.table_format,
         limits=HttpLimits(

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from ..model import COLUMNS
+from ..model import COLUMNS, TABLE_NAME
 from .access import CONTROL_SECRET_FILE
 from .emulator import DB_FILE, SERVER_FILE, rows_as_json_lines
 from .store import Store
@@ -100,7 +100,7 @@ class ControlClient:
         return json.loads(self.call(method, path, body))
 
 
-def query_offline(data_dir: Path, sql: str, table: str = "RESORT_SALES") -> list[bytes]:
+def query_offline(data_dir: Path, sql: str, table: str = TABLE_NAME) -> list[bytes]:
     """Run one SELECT on the DuckDB file of a stopped emulator (read-only, no file access)."""
     db = Path(data_dir) / DB_FILE
     if not db.exists():
@@ -112,7 +112,7 @@ def query_offline(data_dir: Path, sql: str, table: str = "RESORT_SALES") -> list
         store.close()
 
 
-def stats_offline(data_dir: Path, table: str = "RESORT_SALES") -> dict[str, Any]:
+def stats_offline(data_dir: Path, table: str = TABLE_NAME) -> dict[str, Any]:
     """What a stopped emulator's database holds (the live counters died with the server)."""
     rows = query_offline(
         data_dir,

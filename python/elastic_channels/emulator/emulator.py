@@ -29,7 +29,8 @@ from typing import Any
 
 import msgspec
 
-from ..model import COLUMNS
+from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
+from ..sdk.properties import ROWSET_MODE_PROPERTIES
 from .access import Authenticator, ensure_control_secret
 from .api import SnowpipeApi, Target, snowpipe_routes
 from .app import EmulatorApp
@@ -51,13 +52,6 @@ DB_FILE = "emulator.duckdb"
 SERVER_FILE = "server.json"
 TABLE_FORMATS = ("native", "iceberg")
 
-#: SDK properties that keep a flush inline ("rowset mode") instead of switching to
-#: encrypted file upload to cloud storage, which a local emulator cannot serve.
-ROWSET_MODE_PROPERTIES = {
-    "max_buffered_kb_for_rowset_mode": 1048576,
-    "max_rowset_payload_size_mb": 16,
-}
-
 
 @dataclass
 class EmulatorConfig:
@@ -69,8 +63,8 @@ class EmulatorConfig:
     role: str = "ACCOUNTADMIN"
     database: str = "EMULATOR_DB"
     schema: str = "PUBLIC"
-    pipe: str = "RESORT_SALES_PIPE"
-    table: str = "RESORT_SALES"
+    pipe: str = PIPE_NAME
+    table: str = TABLE_NAME
     columns: Sequence[tuple[str, str]] = COLUMNS
     #: Extra users: name -> PEM public key files (the default user's key is generated).
     public_keys: dict[str, list[Path]] = field(default_factory=dict)
