@@ -155,3 +155,21 @@ def test_a_run_with_its_monitor_shows_what_the_monitor_wrote(
     assert metric(at, "Rows appended") == f"{rows:,}"
     assert metric(at, "Landed") == f"{run.rows_landed:,}"
     assert (metric(at, "Duplicates"), metric(at, "Lost")) == ("0", "0")
+
+
+def test_a_worker_gone_quiet_without_errors_is_missing(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    """A worker whose windows stopped coming while the others' still come, its last one
+    without errors: 'missing' (not failed), said in a warning, never an error."""
+    rows = fleet_windows(landed_copy.run_id, time.time() - 30, n_windows=30)
+    for r in rows:
+        if r["WORKER_ID"] == 2:
+            r["ERRORS"] = 0
+    write_metrics(landed_copy.data_dir, landed_copy.run_id, rows)
+    at = render(monkeypatch, landed_copy.data_dir)
+    assert not at.error
+    workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
+    states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
+    assert states == {0: "running", 1: "running", 2: "missing"}
+    assert [w.value for w in at.warning] == ["No window for 10 s from worker(s) 2."]

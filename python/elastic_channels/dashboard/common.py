@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ __all__ = [
     "load",
     "load_many",
     "pick_run",
+    "refresh_note",
     "show_query_error",
     "show_unexpected",
     "source",
@@ -100,6 +102,14 @@ def auto_refresh(settings: Settings, src: DataSource) -> float | None:
     return settings.refresh_s if live else None
 
 
+def refresh_note(every: float | None) -> str:
+    """Above the figures: when they were read, and whether they will be again."""
+    now = dt.datetime.now(dt.timezone.utc)
+    if every is None:
+        return f"As of {now:%H:%M:%S} UTC; auto-refresh is off (the sidebar turns it on)."
+    return f"As of {now:%H:%M:%S} UTC; refreshing every {every:g} s."
+
+
 LATEST = "(latest run)"
 
 
@@ -136,6 +146,7 @@ def show_page(
 
     @st.fragment(run_every=every)
     def fragment() -> None:
+        st.caption(refresh_note(every))
         try:
             with src.session():  # one connection for the render's queries
                 body(src)
