@@ -5,12 +5,22 @@
 # namespace's pods and read their logs. It tails the workers' JSON lines and writes
 # throughput and latency windows to ELASTIC_K8S_METRICS in SNOWFLAKE_DATABASE.
 #
-#   deploy/deploy_monitor.sh RUN_ID [--image IMAGE] [--namespace NS] [--dry-run]
+#   deploy/deploy_monitor.sh RUN_ID [--workers N [--duration-seconds D]] [--image IMAGE]
+#                            [--namespace NS] [--dry-run]
 #
 # Required:
 #   RUN_ID                  the run to follow (as given to run_job.sh)
 #   the image and --account, --user, --database, as for run_job.sh
 # Options:
+#   --workers N             the run's pods (as given to run_job.sh, 1..10000): a fleet
+#                           window waits for N workers (or the grace period), and the
+#                           pod is sized for N log streams and their windows (below)
+#   --duration-seconds D    how long the workers send [600], for the memory: the monitor
+#                           holds every worker window of the run (~5 KiB each, measured
+#                           4.3 KiB), so it needs N x (D / W + 2) x 5 KiB, + 64 KiB a
+#                           log stream, + 256 MiB; the limit is twice the request
+#   --window-seconds W      the workers' window length [5]
+#                           Without --workers: 256Mi requested, 512Mi limit, 250m CPU.
 #   --image IMAGE           [IMAGE, or REGISTRY (+ IMAGE_NAME, IMAGE_TAG)]
 #   --namespace NS          [K8S_NAMESPACE; default]
 #   --account A, --user U, --role R, --database DB, --schema S
@@ -46,6 +56,9 @@ SECRET_NAME=${K8S_SECRET:-snowflake-key}
 # shellcheck disable=SC2034  # read by render through ${!name}
 SECRET_KEY=rsa_key.p8
 DELETE=0
+WORKERS=""
+DURATION_SECONDS=600
+WINDOW_SECONDS=5
 
 while [ $# -gt 0 ]; do
     opt=$1
@@ -53,9 +66,12 @@ while [ $# -gt 0 ]; do
         --dry-run) DRY_RUN=1 ;;
         --delete) DELETE=1 ;;
         --image | --namespace | --account | --user | --role | --database | --schema | \
-            --warehouse | --secret)
+            --warehouse | --secret | --workers | --duration-seconds | --window-seconds)
             take_value "$@"
             case "$opt" in
+                --workers) WORKERS=$2 ;;
+                --duration-seconds) DURATION_SECONDS=$2 ;;
+                --window-seconds) WINDOW_SECONDS=$2 ;;
                 --image) IMAGE=$2 ;;
                 --namespace) NAMESPACE=$2 ;;
                 --account) SNOWFLAKE_ACCOUNT=$2 ;;
@@ -76,6 +92,34 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+
+positive_int() { # name value max
+    [[ $2 =~ ^[1-9][0-9]{0,17}$ ]] || die "$1 must be a positive integer, got '$2'"
+    [ "$2" -le "$3" ] || die "$1 must be at most $3, got $2"
+}
+# The monitor's command line and resources for --workers N (see --help); without it
+# the defaults. Its CPU: ~0.6 ms a worker window line (parse, merge, rows; measured),
+# twice that requested.
+# shellcheck disable=SC2034  # read by render through ${!name}
+size_for_workers() {
+    local windows mib
+    CPU_REQUEST=250m CPU_LIMIT='"1"' MEMORY_REQUEST=256Mi MEMORY_LIMIT=512Mi
+    if [ -z "$WORKERS" ]; then
+        WORKERS_ARGS="            # no --workers: a window waits for the pods seen so far"
+        return 0
+    fi
+    positive_int --workers "$WORKERS" 10000
+    positive_int --duration-seconds "$DURATION_SECONDS" 604800
+    positive_int --window-seconds "$WINDOW_SECONDS" 3600
+    WORKERS_ARGS=$(printf '            - "--workers"\n            - "%s"' "$WORKERS")
+    windows=$(((DURATION_SECONDS + WINDOW_SECONDS - 1) / WINDOW_SECONDS + 2))
+    mib=$((256 + (WORKERS * (windows * 5 + 64) + 1023) / 1024))
+    MEMORY_REQUEST="${mib}Mi" MEMORY_LIMIT="$((2 * mib))Mi"
+    local cpu=$(((WORKERS * 1200 / WINDOW_SECONDS + 999) / 1000))
+    [ "$cpu" -gt 250 ] || cpu=250
+    CPU_REQUEST="${cpu}m"
+    [ "$cpu" -le 500 ] || CPU_LIMIT="\"$((2 * cpu))m\""
+}
 
 check_run_id "$RUN_ID"
 check_namespace "$NAMESPACE"
@@ -102,9 +146,11 @@ else
     SNOWFLAKE_WAREHOUSE_LINE="  # SNOWFLAKE_WAREHOUSE not set: the user's default warehouse"
 fi
 check_required
+size_for_workers
 
 NAMES=(RUN_ID MONITOR_NAME NAMESPACE IMAGE SECRET_NAME SECRET_KEY SNOWFLAKE_ACCOUNT
-    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_WAREHOUSE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA)
+    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_WAREHOUSE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
+    WORKERS_ARGS CPU_REQUEST CPU_LIMIT MEMORY_REQUEST MEMORY_LIMIT)
 manifests() {
     render "$TEMPLATES/rbac.yaml" "${NAMES[@]}"
     echo "---"

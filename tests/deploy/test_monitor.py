@@ -130,9 +130,44 @@ def test_placeholders_also_validate(deploy) -> None:
             kv.validate(obj, kv.latest_version(), strict=True)
 
 
+@pytest.mark.parametrize("version", [OLDEST_KUBERNETES, "latest"])
+def test_455_workers_render_sized_and_valid(deploy, version: str) -> None:
+    """For the reference fleet: a window waits for all 455 pods, and the pod is sized
+    for 455 log streams and a minute of their windows (5 KiB a window line held, 64 KiB
+    a stream, 256 MiB base: 455 x (14 x 5 + 64) KiB = 60 MiB more)."""
+    objs = _render(deploy, "--workers", "455", "--duration-seconds", "60")
+    (c,) = _pod(objs)["containers"]
+    assert c["command"][-2:] == ["--workers", "455"]
+    assert c["resources"] == {
+        "requests": {"cpu": "250m", "memory": "316Mi"},
+        "limits": {"cpu": "1", "memory": "632Mi"},
+    }
+    assert objs["Deployment"]["spec"]["replicas"] == 1  # still one writer, whatever N
+    kv = pytest.importorskip("kubernetes_validate")
+    version = kv.latest_version() if version == "latest" else version
+    for obj in objs.values():
+        kv.validate(obj, version, strict=True)
+
+
+def test_memory_and_cpu_grow_with_the_fleet_and_the_run(deploy) -> None:
+    def resources(*args: str) -> dict[str, Any]:
+        (c,) = _pod(_render(deploy, *args))["containers"]
+        return c["resources"]
+
+    hour = resources("--workers", "455", "--duration-seconds", "3600")
+    assert hour["requests"]["memory"] == f"{256 + -(-455 * (722 * 5 + 64) // 1024)}Mi"
+    big = resources("--workers", "4000", "--window-seconds", "1")
+    assert big["requests"]["cpu"] == "4800m" and big["limits"]["cpu"] == "9600m"
+    default = resources()
+    assert default["requests"] == {"cpu": "250m", "memory": "256Mi"}
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["r", "--workers", "0"], "--workers must be a positive integer"),
+        (["r", "--workers", "10001"], "--workers must be at most 10000"),
+        (["r", "--workers", "4", "--duration-seconds", "1.5"], "--duration-seconds must be"),
         ([], "RUN_ID is required"),
         (["bad/id"], "RUN_ID 'bad/id'"),
         (["r", "--namespace", "Bad_NS"], "--namespace 'Bad_NS'"),
