@@ -155,10 +155,15 @@ def fleet_windows(run_id: str, t0: float, n_windows: int = 8) -> list[dict[str, 
 
 
 def summary_rows(
-    run_id: str, t0: float, generated: dict[int, int], n_windows: int = 30
+    run_id: str,
+    t0: float,
+    generated: dict[int, int],
+    n_windows: int = 30,
+    unacked: dict[int, int] | None = None,
 ) -> list[dict[str, Any]]:
     """The monitor's summary rows (its own ``summary_row``, in the state it would give)
-    for workers that generated ``generated[w]`` rows over windows from ``t0``."""
+    for workers that generated ``generated[w]`` rows over windows from ``t0``, of which
+    ``unacked[w]`` were never acknowledged."""
     from elastic_channels.monitor.rows import summary_row
     from elastic_channels.monitor.summaries import ended
 
@@ -168,7 +173,8 @@ def summary_rows(
             "type": "summary", "run_id": run_id, "worker_id": w, "rows_generated": rows,
             "rows_sent": rows, "rows_acked": rows, "bytes_sent": rows * 290,
             "seconds": float(n_windows), "cpu_s": 3.0, "peak_rss_mib": 95.0,
-            "resent_batches": w, "sdk_retries": 0, "errors": 0, "unacked_rows": 0,
+            "resent_batches": w, "sdk_retries": 0, "errors": 0,
+            "unacked_rows": (unacked or {}).get(w, 0),
             "first_seq": 0, "next_seq": rows,
         }  # fmt: skip
         out.append(summary_row(line, (t0, t0 + n_windows), ended(line)))

@@ -104,3 +104,20 @@ def test_missing_settings_are_named(connector: list[_Conn], tmp_path: Path) -> N
     with pytest.raises(QueryError, match="--user"):
         AccountSource(str(profile))
     assert connector == []
+
+
+def test_database_and_schema_flags_before_env_before_profile(
+    connector: list[_Conn], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({
+        "account": "ACME-X1", "user": "BENCH", "private_key": _key_pem(),
+        "database": "FROM_PROFILE", "schema": "FROM_PROFILE",
+    }))  # fmt: skip
+    monkeypatch.setenv("SNOWFLAKE_DATABASE", "FROM_ENV")
+    assert AccountSource(str(profile)).description == "account ACME-X1, FROM_ENV.FROM_PROFILE"
+    src = AccountSource(str(profile), database="DEMO", schema="RUNS")
+    assert src.description == "account ACME-X1, DEMO.RUNS"
+    src.rows("SELECT 1")
+    (conn,) = connector
+    assert (conn.params["database"], conn.params["schema"]) == ("DEMO", "RUNS")

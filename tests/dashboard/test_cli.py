@@ -91,3 +91,25 @@ def test_stopping_the_command_stops_the_server(tmp_path: Path) -> None:
                 return
         time.sleep(0.2)
     raise AssertionError(f"something still serves 127.0.0.1:{port} after the command stopped")
+
+
+def test_database_and_schema_as_run_takes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from elastic_channels.worker.settings import BY_NAME
+
+    monkeypatch.delenv("SNOWFLAKE_ACCOUNT", raising=False)
+    p = argparse.ArgumentParser(prog="elastic-channels dashboard")
+    cli.configure_parser(p)
+    helps = {a.dest: a.help for a in p._actions}
+    for name in ("database", "schema"):  # the same help (and variable) as 'run --help'
+        assert helps[name] == BY_NAME[name].help_text()
+    profile = tmp_path / "p.json"
+    profile.write_text("{}")
+    args = parse("--profile", str(profile), "--database", "DEMO", "--schema", "RUNS")
+    _, env = cli.build_command(args)
+    got = Settings.from_env(env)
+    assert (got.database, got.schema, got.profile) == ("DEMO", "RUNS", str(profile.resolve()))
+    # without an account they name nothing: a clear error, not the emulator read instead
+    assert cli.run(parse("--database", "DEMO")) == 2
+    assert "--database/--schema name an account's objects" in capsys.readouterr().err

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import duckdb
+import pandas as pd
 import pytest
 from dashboard_support import (
     LandedRun,
@@ -88,3 +90,50 @@ def test_a_big_run_counts_duplicates_on_request(
     at.toggle(key="count_landed").set_value(True).run()
     assert not at.exception
     assert (metric(at, "Duplicates"), metric(at, "Lost")) == ("0", "0")
+
+
+def _workers(at) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "STATE" in d.value.columns)
+
+
+def test_unacked_rows_from_the_summaries_and_said_missing_as_a_column(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    run = landed_copy
+    t0 = time.time() - 100
+    rows = fleet_windows(run.run_id, t0, n_windows=30)
+    ends = summary_rows(run.run_id, t0, {0: run.rows_landed, 1: 40}, unacked={1: 7})
+    write_metrics(run.data_dir, run.run_id, rows + ends)
+    at = render(monkeypatch, "run.py", run.data_dir)
+    workers = _workers(at)
+    got = dict(zip(workers["WORKER_ID"], workers["unacked rows at end"], strict=True))
+    assert (got[0], got[1]) == (0, 7) and pd.isna(got[2])  # 2: no summary
+    assert dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))[1] == "failed"
+    assert any(
+        c.value.startswith("Unacked rows: ELASTIC_K8S_METRICS has no column for them")
+        for c in at.caption
+    )
+
+
+def test_an_unacked_rows_column_is_shown(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    """A metrics table with UNACKED_ROWS: the latest window's value per worker, and no
+    note that the column is missing."""
+    run = landed_copy
+    write_metrics(run.data_dir, run.run_id, fleet_windows(run.run_id, time.time() - 30))
+    con = duckdb.connect(str(run.data_dir / "emulator.duckdb"))
+    try:
+        con.execute("ALTER TABLE ELASTIC_K8S_METRICS ADD COLUMN UNACKED_ROWS BIGINT")
+        con.execute("UPDATE ELASTIC_K8S_METRICS SET UNACKED_ROWS = 100 + WORKER_ID")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    at = render(monkeypatch, "run.py", run.data_dir)
+    workers = _workers(at)
+    assert dict(zip(workers["WORKER_ID"], workers["unacked rows"], strict=True)) == {
+        0: 100,
+        1: 101,
+        2: 102,
+    }
+    assert not any(c.value.startswith("Unacked rows:") for c in at.caption)

@@ -24,7 +24,11 @@ from .source import DataSource, NoData, QueryError
 __all__ = ["AccountSource"]
 
 
-def _params(profile: str | None) -> dict[str, Any]:
+def _params(
+    profile: str | None, database: str | None = None, schema: str | None = None
+) -> dict[str, Any]:
+    """Connector arguments; ``database``/``schema`` (the flags) before SNOWFLAKE_* before
+    the profile, as ``run`` resolves them."""
     env = os.environ.get
     ns = argparse.Namespace(
         profile=profile,
@@ -41,12 +45,15 @@ def _params(profile: str | None) -> dict[str, Any]:
     if params is None:
         raise QueryError("no account: give --profile or set SNOWFLAKE_ACCOUNT")
     prof: dict[str, Any] = json.loads(Path(profile).read_text()) if profile else {}
+    flags = {"database": database, "schema": schema}
     for key in ("database", "schema", "warehouse"):
-        value = env(f"SNOWFLAKE_{key.upper()}") or prof.get(key)
+        value = flags.get(key) or env(f"SNOWFLAKE_{key.upper()}") or prof.get(key)
         if value:
             params[key] = value
     if "database" not in params:
-        raise QueryError("no database: set SNOWFLAKE_DATABASE or 'database' in --profile")
+        raise QueryError(
+            "no database: give --database, set SNOWFLAKE_DATABASE or 'database' in --profile"
+        )
     params.setdefault("schema", "PUBLIC")
     params["client_session_keep_alive"] = True
     return params
@@ -57,8 +64,10 @@ class AccountSource(DataSource):
 
     dialect = SNOWFLAKE
 
-    def __init__(self, profile: str | None) -> None:
-        self._params = _params(profile)
+    def __init__(
+        self, profile: str | None, database: str | None = None, schema: str | None = None
+    ) -> None:
+        self._params = _params(profile, database, schema)
         self._lock = threading.Lock()
         self._conn: Any = None
         self._description = (

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from ..worker.settings import BY_NAME as RUN_SETTINGS
 from .settings import DEFAULT_DATA_DIR, DEFAULT_REFRESH_S, Settings
 
 __all__ = ["DESCRIPTION", "EPILOG", "build_command", "configure_parser", "run"]
@@ -71,6 +72,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "'run --profile'); SNOWFLAKE_ACCOUNT, _USER, _PRIVATE_KEY_FILE, _DATABASE, "
         "_SCHEMA, _WAREHOUSE, _ROLE work too",
     )
+    for name in ("database", "schema"):  # as 'run' takes them: one help, one variable
+        setting = RUN_SETTINGS[name]
+        p.add_argument(setting.flag, dest=name, default=None, help=setting.help_text())
     p.add_argument(
         "--refresh-seconds",
         type=_refresh,
@@ -86,6 +90,8 @@ def build_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
         data_dir=Path(args.data_dir).resolve(),
         profile=str(Path(args.profile).resolve()) if args.profile else None,
         refresh_s=args.refresh_seconds,
+        database=args.database,
+        schema=args.schema,
     )
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(APP),
@@ -109,8 +115,16 @@ def run(args: argparse.Namespace) -> int:
             f"elastic-channels dashboard: --profile {args.profile}: no such file", file=sys.stderr
         )
         return 2
-    cmd, env = build_command(args)
     account = args.profile or os.environ.get("SNOWFLAKE_ACCOUNT")
+    if (args.database or args.schema) and not account:
+        print(
+            "elastic-channels dashboard: --database/--schema name an account's objects: "
+            "give --profile or set SNOWFLAKE_ACCOUNT too (the emulator's data dir has one "
+            "database)",
+            file=sys.stderr,
+        )
+        return 2
+    cmd, env = build_command(args)
     target = f"the account ({account})" if account else f"data dir {args.data_dir}"
     print(f"dashboard on http://{HOST}:{args.port} reading {target} (Ctrl-C stops it)", flush=True)
     # Become the server: Ctrl-C, SIGTERM (a timeout, a pod stop) reach streamlit itself,

@@ -34,7 +34,7 @@ def _source(settings: Settings) -> DataSource:
     if settings.uses_account():
         from .account import AccountSource
 
-        return AccountSource(settings.profile)
+        return AccountSource(settings.profile, settings.database, settings.schema)
     return EmulatorSource(settings.data_dir)
 
 

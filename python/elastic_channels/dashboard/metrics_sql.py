@@ -89,6 +89,8 @@ TOTALS = (
     ("errors", "ERRORS"),
 )  # fmt: skip
 REQUIRED = ("run", "worker", "end")
+#: The per-worker table's column of rows unacknowledged when the worker ended.
+UNACKED_AT_END = "unacked rows at end"
 
 
 @dataclass(frozen=True)
@@ -182,9 +184,9 @@ def fleet_series(
 def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
     """One row per worker: its latest window's figures and its state, slowest first.
 
-    State: the state the monitor wrote on the worker's latest row if it is final
-    (``done``/``failed``: its summary came; ``running`` says nothing about a worker that
-    was killed, so the windows decide then); else from a summary row
+    State: the state the monitor wrote on the worker's summary row, else on its latest
+    row, if it is final (``done``/``failed``: its summary came; ``running`` says nothing
+    about a worker that was killed, so the windows decide then); else from a summary row
     (``failed`` when it carries an error, else ``done``) if the table has them; else
     from the windows: a worker whose last window ended ``stale_s`` before the fleet's
     last one stopped early (``failed`` if that window counted errors, else
@@ -193,10 +195,12 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
     """
     w, end = m.col("worker"), m.col("end")
     figures = [(c, label) for c, label in WORKER_FIGURES if m.has(c)]
+    # the summary row's state first: it ends where the last window does (a tie for max_by)
+    state = f"CAST({m.col('state')} AS VARCHAR)" if m.has("state") else "NULL"
     own_state = (
-        f"lower(max_by(CAST({m.col('state')} AS VARCHAR), {m.col('end')}))"
-        if m.has("state") else "NULL"
-    )  # fmt: skip
+        f"lower(coalesce(max(CASE WHEN {m.flag('is_summary')} THEN {state} END), "
+        f"max_by({state}, {m.col('end')})))"
+    )
     windows = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_fleet')}"
     latest_cols = ", ".join(f'L.{m.col(c)} AS "{label}"' for c, label in figures)
     errors = f"coalesce(L.{m.col('errors')}, 0) > 0" if m.has("errors") else "FALSE"
@@ -207,8 +211,9 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
         f"QUALIFY row_number() OVER (PARTITION BY {w} ORDER BY {end} DESC) = 1), "
         f"ENDS AS (SELECT {w} AS WID, {own_state} AS OWN_STATE, "
         f"max(CASE WHEN {m.flag('is_summary')} THEN 1 ELSE 0 END) AS DONE, "
-        f"max(CASE WHEN {m.flag('is_summary')} THEN {m.error_expr(d)} END) AS ERROR "
-        f"{windows} GROUP BY {w}), "
+        f"max(CASE WHEN {m.flag('is_summary')} THEN {m.error_expr(d)} END) AS ERROR, "
+        f"max(CASE WHEN {m.flag('is_summary')} THEN {unacked_at_end(d, m)} END) "
+        f'AS "{UNACKED_AT_END}" {windows} GROUP BY {w}), '
         f"HORIZON AS (SELECT max({end}) AS LAST_END {windows}) "
         "SELECT E.WID AS WORKER_ID, "
         "CASE WHEN E.OWN_STATE IN ('done', 'failed', 'missing') THEN E.OWN_STATE "
@@ -217,10 +222,18 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
         f"CASE WHEN {errors} THEN 'failed' ELSE 'missing' END "
         f"WHEN {over} THEN 'done' ELSE 'running' END AS STATE"
         f"{', ' + latest_cols if latest_cols else ''}, L.{end} AS LAST_WINDOW_END, "
-        "E.DONE = 1 AS HAS_SUMMARY, E.ERROR "
+        f'E.DONE = 1 AS HAS_SUMMARY, E."{UNACKED_AT_END}", E.ERROR '
         f"FROM ENDS E LEFT JOIN LATEST L ON L.{w} = E.WID CROSS JOIN HORIZON H "
         + ('ORDER BY "MB/s" ASC NULLS FIRST, WORKER_ID' if m.has("mb_s") else "ORDER BY WORKER_ID")
     )
+
+
+def unacked_at_end(d: Dialect, m: MetricsColumns) -> str:
+    """Rows a worker never saw acknowledged, from its summary line (``unacked_rows``,
+    kept in RAW): the windows carry in-flight bytes, not rows."""
+    if m.has("raw"):
+        return f"CAST({d.json_text(m.col('raw'), 'unacked_rows')} AS BIGINT)"
+    return "CAST(NULL AS BIGINT)"
 
 
 def target_bps(d: Dialect, run_id: str, m: MetricsColumns) -> str:

@@ -164,6 +164,13 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
         st.dataframe(df, hide_index=True, key="fleet_series")
 
 
+_NO_UNACKED_COLUMN = (
+    f"Unacked rows: {m.TABLE} has no column for them ({m.CONCEPTS['unacked'][0]}); "
+    f"'{m.UNACKED_AT_END}' is what a finished worker's summary says."
+)
+_IN_FLIGHT = " 'in flight bytes': sent and not yet acknowledged as its latest window ended."
+
+
 def _why(w: pd.Series) -> str:
     if isinstance(w.get("ERROR"), str) and w["ERROR"]:
         return str(w["ERROR"])
@@ -187,6 +194,8 @@ def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.DataFra
         ids = ", ".join(str(int(i)) for i in missing["WORKER_ID"])
         st.warning(f"No window for {stale_s:.0f} s from worker(s) {ids}.")
     st.dataframe(df, hide_index=True, key="workers")
+    if not cols.has("unacked"):
+        st.caption(_NO_UNACKED_COLUMN + (_IN_FLIGHT if cols.has("in_flight") else ""))
     return df
 
 

@@ -17,6 +17,8 @@ ENV = {
     "data_dir": "ELASTIC_DASHBOARD_DATA_DIR",
     "profile": "ELASTIC_DASHBOARD_PROFILE",
     "refresh_s": "ELASTIC_DASHBOARD_REFRESH_S",
+    "database": "ELASTIC_DASHBOARD_DATABASE",
+    "schema": "ELASTIC_DASHBOARD_SCHEMA",
 }
 
 
@@ -27,6 +29,10 @@ class Settings:
     #: unless SNOWFLAKE_ACCOUNT is set.
     profile: str | None = None
     refresh_s: float = DEFAULT_REFRESH_S
+    #: An account's database and schema (``--database`` / ``--schema``, as ``run``
+    #: takes them); None: SNOWFLAKE_DATABASE / _SCHEMA, then the profile's.
+    database: str | None = None
+    schema: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -42,6 +48,8 @@ class Settings:
             data_dir=Path(env.get(ENV["data_dir"]) or DEFAULT_DATA_DIR),
             profile=env.get(ENV["profile"]) or None,
             refresh_s=refresh,
+            database=env.get(ENV["database"]) or None,
+            schema=env.get(ENV["schema"]) or None,
         )
 
     def uses_account(self, env: Mapping[str, str] | None = None) -> bool:
@@ -50,6 +58,8 @@ class Settings:
 
     def to_env(self) -> dict[str, str]:
         out = {ENV["data_dir"]: str(self.data_dir), ENV["refresh_s"]: str(self.refresh_s)}
-        if self.profile:
-            out[ENV["profile"]] = self.profile
+        for name in ("profile", "database", "schema"):
+            value = getattr(self, name)
+            if value:
+                out[ENV[name]] = value
         return out
