@@ -1,6 +1,6 @@
-"""Refreshing: the auto-refresh toggle (on: the page's fragment reruns every few
-seconds; off: it does not, and the page says so), and a page re-run after more rows
-landed shows them (the offline cache follows the files)."""
+"""The auto-refresh toggle: on, the page's fragment reruns every few seconds; off, it
+does not, and the page says so. (A rerun after more rows landed:
+test_sales_page.test_latest_follows_a_new_run.)"""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 import streamlit
-from dashboard_support import LandedRun, metric, render, run_into, sql
-
-from elastic_channels.dashboard.sales_page import ALL_RUNS
+from dashboard_support import LandedRun, metric, render
 
 
 def test_auto_refresh_toggle(monkeypatch: pytest.MonkeyPatch, landed: LandedRun) -> None:
@@ -36,19 +34,3 @@ def test_auto_refresh_toggle(monkeypatch: pytest.MonkeyPatch, landed: LandedRun)
     notes = [c.value for c in at.caption if "refresh" in c.value]
     assert len(notes) == 1 and notes[0].endswith("auto-refresh is off (the sidebar turns it on).")
     assert metric(at, "Sales") == f"{landed.rows_landed:,}"  # still drawn
-
-
-def test_a_rerun_shows_the_rows_landed_since(
-    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
-) -> None:
-    at = render(monkeypatch, "sales.py", landed_copy.data_dir)
-    assert metric(at, "Sales") == f"{landed_copy.rows_landed:,}"
-    second = run_into(landed_copy.data_dir, seconds=2)  # more rows land: another run
-    at.run()
-    assert not at.exception and not at.error
-    assert second.run_id in at.selectbox(key="sales_run").options[0]  # latest: the new one
-    assert metric(at, "Sales") == f"{second.rows_landed:,}"
-    at.selectbox(key="sales_run").set_value(ALL_RUNS).run()
-    ((total,),) = sql(landed_copy.data_dir, "SELECT count(*) FROM RESORT_SALES")
-    assert total == landed_copy.rows_landed + second.rows_landed
-    assert metric(at, "Sales") == f"{total:,}"

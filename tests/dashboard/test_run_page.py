@@ -173,3 +173,16 @@ def test_a_worker_gone_quiet_without_errors_is_missing(
     states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
     assert states == {0: "running", 1: "running", 2: "missing"}
     assert [w.value for w in at.warning] == ["No window for 10 s from worker(s) 2."]
+
+
+def test_a_figure_zero_in_every_window_is_said_not_drawn(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    rows = fleet_windows(landed_copy.run_id, time.time() - 100, n_windows=30)
+    for r in rows:
+        r.update(RESENT_BATCHES=0, SDK_RETRIES=0, ERRORS=0)
+    write_metrics(landed_copy.data_dir, landed_copy.run_id, rows)
+    at = render(monkeypatch, landed_copy.data_dir)
+    assert "Resends, SDK retries, errors" in [s.value for s in at.subheader]
+    assert "0 in every window (resends, SDK retries, errors)." in [c.value for c in at.caption]
+    assert len(at.get("vega_lite_chart")) == 6  # the other charts still drawn

@@ -221,8 +221,8 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
         f"WHEN L.{end} IS NULL OR L.{end} < {stale} THEN "
         f"CASE WHEN {errors} THEN 'failed' ELSE 'missing' END "
         f"WHEN {over} THEN 'done' ELSE 'running' END AS STATE"
-        f"{', ' + latest_cols if latest_cols else ''}, L.{end} AS LAST_WINDOW_END, "
-        f'E.DONE = 1 AS HAS_SUMMARY, E."{UNACKED_AT_END}", E.ERROR '
+        f'{", " + latest_cols if latest_cols else ""}, E."{UNACKED_AT_END}", '
+        f"E.DONE = 1 AS HAS_SUMMARY, L.{end} AS LAST_WINDOW_END, E.ERROR "
         f"FROM ENDS E LEFT JOIN LATEST L ON L.{w} = E.WID CROSS JOIN HORIZON H "
         + ('ORDER BY "MB/s" ASC NULLS FIRST, WORKER_ID' if m.has("mb_s") else "ORDER BY WORKER_ID")
     )

@@ -21,6 +21,8 @@ STALE_MIN_S = 10.0
 #: needs a distinct count of the run's TXIDs, ~0.4 s for 2M rows on 2 cores and ~3 s for
 #: 20M (benches/bench_dashboard.py); above it, a toggle asks for it.
 DISTINCT_AUTO_ROWS = 2_000_000
+METRIC_COLUMNS = 4
+_COUNTS = (("RESENDS", "Resends"), ("SDK_RETRIES", "SDK retries"), ("ERRORS", "Errors"))
 #: Charts: (title, series labels as written by metrics_sql.SERIES)
 CHARTS = (
     ("Throughput (MB/s)", ("MB/s", TARGET)),
@@ -52,7 +54,7 @@ def _columns(src: DataSource) -> m.MetricsColumns | None:
 def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
     t = load(src, m.totals(src.dialect, run_id, cols), times=("FIRST_WINDOW", "LAST_WINDOW"))
     t = t.iloc[0]
-    shown = st.columns(6)
+    shown = st.columns(METRIC_COLUMNS)  # 4 a row: "8,209,768" fits at 1400 px, not at 6
     shown[0].metric("Workers", f"{int(t['WORKERS'])}")
     if "ROWS" in t:
         shown[1].metric("Rows appended", f"{int(t['ROWS'] or 0):,}")
@@ -62,9 +64,9 @@ def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
             secs = (t["LAST_WINDOW"] - t["FIRST_WINDOW"]).total_seconds()
             if secs > 0:
                 shown[3].metric("Mean MB/s", f"{(t['BYTES'] or 0) / secs / 1e6:,.1f}")
-    for i, (key, label) in enumerate((("RESENDS", "Resends"), ("ERRORS", "Errors")), start=4):
-        if key in t:
-            shown[i].metric(label, f"{int(t[key] or 0):,}")
+    counts = [(k, label) for k, label in _COUNTS if k in t]
+    for col, (key, label) in zip(st.columns(METRIC_COLUMNS), counts, strict=False):
+        col.metric(label, f"{int(t[key] or 0):,}")
     if t["FROM_SUMMARIES"]:
         st.caption("Totals from the workers' summaries.")
     else:
@@ -92,7 +94,7 @@ def _landed(
     """Landed (a count), and duplicates and lost (a distinct count of TXIDs) when the run
     is small enough to count them on every refresh, or when asked."""
     count = int(load(src, m.landed_count(run_id, SALES_TABLE))["LANDED"].iloc[0])
-    shown = st.columns(3)
+    shown = st.columns(METRIC_COLUMNS)
     help_landed = f"the run's rows in {SALES_TABLE}"
     if count > DISTINCT_AUTO_ROWS and not st.toggle(
         f"Count duplicates and lost (compares the run's {count:,} TXIDs: seconds on tens "
@@ -158,7 +160,11 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
             continue
         with grid[drawn % 2]:
             st.subheader(title)
-            st.line_chart(df, x="T", y=present, x_label="window end (UTC)")
+            values = df[present].apply(pd.to_numeric, errors="coerce").fillna(0)
+            if (values == 0).all().all():  # a flat line at 0 reads worse than the words
+                st.caption(f"0 in every window ({', '.join(present)}).")
+            else:
+                st.line_chart(df, x="T", y=present, x_label="window end (UTC)")
         drawn += 1
     with st.expander("table"):
         st.dataframe(df, hide_index=True, key="fleet_series")

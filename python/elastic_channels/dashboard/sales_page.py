@@ -12,7 +12,7 @@ from . import sales_sql as q
 from .common import load, load_many, pick_run, show_page
 from .source import DataSource, NoData
 
-__all__ = ["ALL_RUNS", "main"]
+__all__ = ["ALL_RUNS", "main", "money"]
 
 ALL_RUNS = "(all runs)"
 TITLE = "Resort sales"
@@ -21,6 +21,13 @@ _TIMES = ("FIRST_SALE", "LAST_SALE", "LAST_COMMIT")
 
 def _ms(v: Any) -> str:
     return "-" if v is None or pd.isna(v) else f"{float(v):,.0f} ms"
+
+
+def money(dollars: float) -> str:
+    """Revenue short enough for a metric: ``$12.35 M``, ``$1.74 B``."""
+    if abs(dollars) >= 1e9:
+        return f"${dollars / 1e9:,.2f} B"
+    return f"${dollars / 1e6:,.2f} M"
 
 
 def _bars(df: pd.DataFrame, x: str, y: str, x_title: str, **enc: object) -> alt.Chart:
@@ -34,7 +41,7 @@ def _bars(df: pd.DataFrame, x: str, y: str, x_title: str, **enc: object) -> alt.
 def _headline(t: pd.Series, resorts: int, delay: pd.Series) -> None:
     cols = st.columns(5)
     revenue = float(t["REVENUE"])
-    cols[0].metric("Revenue", f"${revenue / 1e6:,.2f} M", help=f"exactly ${revenue:,.2f}")
+    cols[0].metric("Revenue", money(revenue), help=f"exactly ${revenue:,.2f}")
     cols[1].metric("Sales", f"{int(t['SALES']):,}")
     cols[2].metric("Resorts selling", str(resorts))
     cols[3].metric("Ingest-to-visible p50", _ms(delay["DELAY_P50_MS"]))
