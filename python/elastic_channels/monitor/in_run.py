@@ -5,10 +5,12 @@
     fleet = mon.finish()                                 # the fleet windows, read back
 
 With ``emulator`` (an :class:`~elastic_channels.emulator.Emulator` running in this
-process) rows go to its database through its SQL API handler in process; otherwise to
-the target ``profile``/``SNOWFLAKE_*`` describe (see :func:`.target.sink_from`), through
-the SQL API over HTTPS. Either way the table is ``ELASTIC_K8S_METRICS`` beside
-``RESORT_SALES``, and what ``finish`` returns is what a query of it returns.
+process) rows go to its database through its SQL API at its URL, with its CA and a
+key-pair JWT of its user's key (what its info file tells a standalone monitor);
+otherwise to the target ``profile``/``SNOWFLAKE_*`` describe (see
+:func:`.target.sink_from`). Either way it is the SQL API over HTTPS, the table is
+``ELASTIC_K8S_METRICS`` beside ``RESORT_SALES``, and what ``finish`` returns is what a
+query of it returns.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from .monitor import Monitor
 from .sink import SqlMetricsSink
-from .target import in_process_sink, sink_from
+from .target import emulator_sink, sink_from
 
 __all__ = ["RunMonitor"]
 
@@ -41,7 +43,7 @@ class RunMonitor:
     ) -> None:
         sink: SqlMetricsSink
         if emulator is not None:
-            sink = in_process_sink(emulator.store._con)  # the emulator's own connection
+            sink = emulator_sink(emulator.info(), "the embedded emulator")
         else:
             sink = sink_from(profile, {}, environ)
         sink.ensure_table()

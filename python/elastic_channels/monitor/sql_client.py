@@ -2,8 +2,9 @@
 
 On an account it talks to ``https://<account>.snowflakecomputing.com`` with a key-pair
 JWT; against the emulator, the same requests go to the emulator's URL (its CA trusted,
-its user's key), or, in the emulator's own process, straight to its handler. Only the
-transport differs; the request body, the result decoding, the errors are this code.
+its user's key), also from a monitor in the emulator's own process (tests may call the
+handler without a socket: :func:`local_transport`). Only the transport differs; the
+request body, the result decoding, the errors are this code.
 
 Results follow the documented ``jsonv2`` shape: ``resultSetMetaData.rowType`` names and
 types each column, ``data`` holds every value as text (or null), a result larger than
@@ -234,9 +235,9 @@ def _json(raw: bytes) -> Any:
 
 
 def local_transport(write_con: Any, read_con: Any = None) -> Transport:
-    """The emulator's handler in this process, on its DuckDB connections: the same
-    request bodies as over HTTP, without a socket (for a monitor inside the emulator's
-    process, and for tests)."""
+    """The emulator's handler on DuckDB connections: the same request bodies as over
+    HTTP, without a socket or authentication. For tests of this client and the sink
+    only; the monitor always goes through :func:`http_transport`."""
     from ..emulator.sql_api import handle_statement
 
     def send(method: str, path: str, body: Any) -> tuple[int, Any]:

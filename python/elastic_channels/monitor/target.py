@@ -1,8 +1,9 @@
 """Which target the monitor writes to, and the SQL API client for it.
 
 - An emulator: its info JSON (``--profile``, what ``elastic-channels run`` and
-  ``emulator serve --info-file`` write: its URL, CA, user and key file), or its
-  DuckDB connection when the monitor runs inside the emulator's process.
+  ``emulator serve --info-file`` write, and what ``Emulator.info()`` returns to a
+  monitor in the emulator's own process: its URL, CA, user and key file). Over HTTPS
+  either way: no emulator-only shortcut past the API and its authentication.
 - A Snowflake account: an SDK profile JSON, and/or ``SNOWFLAKE_ACCOUNT``, ``SNOWFLAKE_USER``, a key
   (``SNOWFLAKE_PRIVATE_KEY_FILE`` or ``SNOWFLAKE_PRIVATE_KEY``, with
   ``SNOWFLAKE_PRIVATE_KEY_PWD`` if encrypted), and ``SNOWFLAKE_DATABASE``,
@@ -21,18 +22,13 @@ from typing import Any
 
 from .keypair import KeyPairError, token_factory
 from .sink import SqlMetricsSink
-from .sql_client import SqlApiClient, http_transport, local_transport
+from .sql_client import SqlApiClient, http_transport
 
-__all__ = ["TargetError", "account_sink", "in_process_sink", "profile_sink", "sink_from"]
+__all__ = ["TargetError", "account_sink", "emulator_sink", "profile_sink", "sink_from"]
 
 
 class TargetError(ValueError):
     """The target is not configured well enough to connect; the message says what to set."""
-
-
-def in_process_sink(write_con: Any, read_con: Any = None) -> SqlMetricsSink:
-    """The emulator's database in this process (e.g. ``elastic-channels run``)."""
-    return SqlMetricsSink(SqlApiClient(local_transport(write_con, read_con)))
 
 
 def profile_sink(path: Path) -> SqlMetricsSink:
@@ -41,16 +37,24 @@ def profile_sink(path: Path) -> SqlMetricsSink:
         info = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise TargetError(f"--profile {path}: cannot read it as JSON: {e}") from None
+    return emulator_sink(info, f"--profile {path}")
+
+
+def emulator_sink(info: Mapping[str, Any], what: str = "the emulator") -> SqlMetricsSink:
+    """A running emulator, from its info (``Emulator.info()``, or its info file read):
+    the SQL API at its URL, its CA trusted, a key-pair JWT of its user's key."""
+    if not isinstance(info, Mapping):
+        raise TargetError(f"{what}: expected a JSON object")
     props = info.get("properties") or {}
     missing = [k for k in ("url", "private_key_file") if not info.get(k)]
     missing += [k for k in ("account", "user") if not props.get(k)]
     if missing:
-        raise TargetError(f"--profile {path} is not an emulator info file: no {missing}")
+        raise TargetError(f"{what} is not an emulator info file: no {missing}")
     try:
         pem = Path(info["private_key_file"]).read_bytes()
         token = token_factory(props["account"], props["user"], pem)
     except (OSError, KeyPairError) as e:
-        raise TargetError(f"--profile {path}: the user's key: {e}") from None
+        raise TargetError(f"{what}: the user's key: {e}") from None
     transport = http_transport(info["url"], token, cafile=info.get("ssl_cert_file"))
     client = SqlApiClient(transport, database=info.get("database"), schema=info.get("schema"))
     return SqlMetricsSink(client)
