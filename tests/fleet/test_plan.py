@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import subprocess
 from pathlib import Path
 
@@ -168,7 +169,7 @@ def test_plan_invariants(
 def test_bad_inputs_are_named(kwargs: dict, message: str) -> None:
     args = {"target_gbps": 41.8, **kwargs}
     with pytest.raises(ValueError) as e:
-        make_plan(args.pop("target_gbps"), M8, **args)
+        make_plan(args.pop("target_gbps"), M8, F, **args)
     assert message in str(e.value)
 
 
@@ -294,7 +295,10 @@ def test_main_help_names_the_defaults_source(capsys: pytest.CaptureFixture[str])
 def test_default_figures_are_a_bench_channels_result() -> None:
     data = json.loads(planmod.DEFAULT_FIGURES_FILE.read_text())
     assert parse_figures(data, "file") == DEFAULT_FIGURES
-    assert "bench_channels.py" in DEFAULT_FIGURES.source
+    # what bench_channels' figures_of writes: a dated source and the in-flight point
+    assert re.match(r"benches/bench_channels\.py, \d{4}-\d\d-\d\d ", DEFAULT_FIGURES.source)
+    assert set(data["inflight"]) == {"mb_per_s", "ack_latency_s", "bytes"}
+    assert data["inflight"]["mb_per_s"] == data["per_vcpu_mbps"]
 
 
 def test_sdk_limits_match_the_fleets_sdk_properties() -> None:
