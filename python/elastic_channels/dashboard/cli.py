@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from ..env_file import load_settings_file
 from ..worker.settings import BY_NAME as RUN_SETTINGS
 from .settings import DEFAULT_DATA_DIR, DEFAULT_REFRESH_S, Settings
 
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    load_settings_file()
     p = argparse.ArgumentParser(prog="elastic-channels dashboard", description=DESCRIPTION,
                                 epilog=EPILOG)  # fmt: skip
     configure_parser(p)
