@@ -34,7 +34,12 @@ class LandedRun:
 
 
 def run_into(
-    data_dir: Path, seconds: int = 3, workers: int = 1, *, monitor: bool = False
+    data_dir: Path,
+    seconds: int = 3,
+    workers: int = 1,
+    *,
+    monitor: bool = False,
+    table_format: str = "native",
 ) -> LandedRun:
     """A real ``elastic-channels run`` into the embedded emulator at ``data_dir``; with
     ``monitor`` its in-process monitor writes the metrics table, else the table is absent
@@ -43,6 +48,7 @@ def run_into(
         sys.executable, "-m", "elastic_channels", "run", "--workers", str(workers),
         "--target-bps", "5e6", "--duration-seconds", str(seconds),
         "--data-dir", str(data_dir), "--json", *([] if monitor else ["--no-monitor"]),
+        "--table-format", table_format,
     ]  # fmt: skip
     proc = subprocess.run(
         cmd, cwd=data_dir.parent, capture_output=True, text=True, timeout=240, check=False
