@@ -7,7 +7,9 @@ fleet row once every expected worker reported it or ``grace_s`` passed after its
 late line rewrites it). Rows are upserted by (run, fleet/worker, window start), so lines
 seen twice, a monitor restarted from the start of the logs, or one that picks up
 where another left off (:meth:`Monitor.resume`), never count anything twice. A write
-that fails is kept and tried again on the next tick: faults lose nothing.
+that fails is kept and tried again on the next tick: faults lose nothing. Windows
+written ``prune_after_s`` ago are pruned to a stub, so memory does not grow with the
+run; a late line of one reads its lines back and updates its rows (see :mod:`.pruning`).
 
 Ingest-to-visible per window is read off the landing table's commit times when the
 fleet row is written, and read again once ``settle_s`` has passed after the window's
@@ -27,12 +29,13 @@ from collections.abc import Callable
 from typing import Any
 
 from . import rows
+from .intake import Intake
+from .pruning import LATE_MARGIN_S
 from .records import LineError, parse
 from .sink import MetricsSink
 from .sql_client import SqlError
-from .summaries import Summaries
 from .visible import VisibleReader, wait_landed
-from .windows import Window, WindowBook
+from .windows import Window
 
 __all__ = ["Monitor"]
 
@@ -49,6 +52,7 @@ class Monitor:
         settle_s: float | None = None,
         expected_workers: int | None = None,
         visible: bool = True,
+        prune_after_s: float | None = None,
         clock: Callable[[], float] = time.time,
         on_fleet: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
@@ -56,17 +60,19 @@ class Monitor:
         self.sink = sink
         self.grace_s = grace_s
         self.settle_s = grace_s if settle_s is None else settle_s
+        #: A written window is pruned this long after its end (grace period + a margin).
+        self.prune_after_s = grace_s + LATE_MARGIN_S if prune_after_s is None else prune_after_s
         #: Ingest-to-visible reads (off with ``visible=False``, or once the table refuses).
         self.reader = VisibleReader(sink, on=visible, settle_s=self.settle_s)
-        self.book = WindowBook(expected_workers)
+        #: The run's lines held: windows, summaries, what is due (see :mod:`.intake`).
+        self.intake = Intake(expected_workers)
+        self.book = self.intake.book
+        self.summaries = self.intake.summaries
         self._clock = clock
         #: Called with each fleet window when first written or changed by a line (e.g. to
         #: print it as the run goes); not again when only ingest-to-visible is re-read.
         self.on_fleet = on_fleet
         self._lock = threading.RLock()
-        self._pending: dict[tuple[int, float], dict[str, Any]] = {}
-        #: Each finished worker's summary line, and which summary rows are due.
-        self.summaries = Summaries()
         #: Lines that were not worker records, and records of another run.
         self.garbage_lines = 0
         self.other_run_lines = 0
@@ -100,31 +106,12 @@ class Monitor:
             return False
         with self._lock:
             if record["type"] == "summary":
-                self._take_summary(record)
-                return True
-            if pod_name or node_name:
-                record = {**record, "pod_name": pod_name, "node_name": node_name}
-            wid = record["worker_id"]
-            last = self.book.last_line(wid)
-            if self.book.add(record):
-                self._pending[(wid, round(float(record["window_start"]), 6))] = record
-                if wid in self.summaries:  # a late line of a finished worker: its span,
-                    self.summaries.touch(wid)  # and the state of what was its last row
-                    if last is not None and self.book.last_line(wid) is not last:
-                        self._pending[(wid, round(float(last["window_start"]), 6))] = last
+                self.intake.take_summary(record)
+            elif pod_name or node_name:
+                self.intake.take_window({**record, "pod_name": pod_name, "node_name": node_name})
+            else:
+                self.intake.take_window(record)
         return True
-
-    def _take_summary(self, record: dict[str, Any], *, held: bool = False) -> None:
-        """A worker's summary line (``held``: read back from the table on a restart)."""
-        wid = record["worker_id"]
-        if not self.summaries.take(record, held=held):
-            return  # seen again: nothing changes
-        self.book.finish(wid)
-        if held:
-            return
-        last = self.book.last_line(wid)
-        if last is not None:  # its last window's row again, with the end state
-            self._pending[(wid, round(float(last["window_start"]), 6))] = last
 
     def resume(self) -> int:
         """Take in what the table already holds for this run (a restarted monitor):
@@ -133,11 +120,15 @@ class Monitor:
             return 0
         with self._lock:
             held = self.sink.read_rows(self.run_id, summary=None)
-            self.book.load_held([r for r in held if not r.get("IS_SUMMARY")])
-            for r in held:
-                if r.get("IS_SUMMARY") and isinstance(r.get("RAW"), dict):
-                    self._take_summary(r["RAW"], held=True)
+            self.intake.load_held(held)
             return len(held)
+
+    def _take_late(self) -> None:
+        if self.intake.late and self.run_id is not None:
+            try:
+                self.intake.take_late(self.sink, self.run_id)
+            except SqlError as e:
+                self.last_error = f"reading back pruned windows for late lines: {e}"
 
     # --- output -------------------------------------------------------------------------
 
@@ -146,6 +137,7 @@ class Monitor:
         rows stay pending, and ``last_error`` says why)."""
         now = self._clock() if now is None else now
         with self._lock:
+            self._take_late()
             fleet = self.book.due(now, self.grace_s)
             fleet += [
                 w
@@ -153,7 +145,10 @@ class Monitor:
                 if w.fleet_written and not w.fleet_dirty and not w.visible_final
                 and now >= w.end + self.settle_s and self.reader.due(now)
             ]  # fmt: skip
-            return self._write(fleet, now)
+            written = self._write(fleet, now)
+            keep = {ws for _, ws in self.intake.pending}
+            self.book.prune(now, self.prune_after_s, keep, self.reader.on)
+            return written
 
     def flush(self, final: bool = False) -> int:
         """Write everything due; with ``final`` (the run is over), every window's fleet
@@ -164,14 +159,20 @@ class Monitor:
             return self.tick()
         now = self._clock()
         with self._lock:
+            self._take_late()
             windows = [
                 w for w in self.book.windows.values()
                 if self.reader.on or not w.fleet_written or w.fleet_dirty
             ]  # fmt: skip
+            if self.reader.on and self.run_id is not None:  # pruned ones: visible again
+                try:
+                    windows += self.book.archive.for_final(self.sink, self.run_id)
+                except SqlError as e:
+                    self.last_error = f"reading back pruned windows: {e}"
             return self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
 
     def _write(self, fleet: list[Window], now: float, final: bool = False) -> int:
-        if not fleet and not self._pending and not self.summaries.due:
+        if not fleet and not self.intake.waiting():
             return 0
         news = {w.window_start for w in fleet if not w.fleet_written or w.fleet_dirty}
         assert self.run_id is not None
@@ -179,10 +180,7 @@ class Monitor:
         for w in self.reader.read(self.run_id, fleet, now=now, final=final):
             fleet.append(self.book.windows.setdefault(w.window_start, w))  # later commits
         try:
-            out = list(self._pending.values())
-            worker_rows = [rows.worker_row(line, self._state_of(line)) for line in out]
-            done, summary_rows = self.summaries.due_rows(self.book)
-            worker_rows += summary_rows
+            lines, done, worker_rows = self.intake.due_rows()
             fleet_dicts = [w.fleet() for w in fleet]
             fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts]
             if worker_rows or fleet_rows:
@@ -191,9 +189,7 @@ class Monitor:
             self.last_error = str(e)
             log.warning("monitor: writing to the metrics table failed, will retry: %s", e)
             return 0
-        for line in out:
-            self._pending.pop((line["worker_id"], round(float(line["window_start"]), 6)), None)
-        self.summaries.due.difference_update(done)
+        self.intake.written(lines, done)
         for w in fleet:
             w.fleet_written, w.fleet_dirty = True, False
         if self.on_fleet is not None:  # new and changed windows (not visible re-reads)
@@ -202,14 +198,6 @@ class Monitor:
                     self.on_fleet(f)
         self.rows_written += len(worker_rows) + len(fleet_rows)
         return len(worker_rows) + len(fleet_rows)
-
-    def _state_of(self, line: dict[str, Any]) -> str:
-        """``running``, or how the worker ended on the row of its last window."""
-        wid = int(line["worker_id"])
-        ended = self.summaries.ended(wid)
-        if ended is None or self.book.last_line(wid) != line:
-            return "running"
-        return ended
 
     def wait_visible(self, timeout_s: float = 120.0, poll_s: float = 2.0) -> bool:
         """Wait (at most ``timeout_s``) until every row the finished workers had
@@ -234,7 +222,7 @@ class Monitor:
         return fleet_windows(self.sink, self.run_id) if self.run_id else []
 
     def pending(self) -> int:
-        return len(self._pending) + len(self.summaries.due) + len(self.book.due(float("inf"), 0))
+        return self.intake.waiting() + len(self.book.due(float("inf"), 0))
 
 
 def fleet_windows(sink: MetricsSink, run_id: str) -> list[dict[str, Any]]:

@@ -32,7 +32,12 @@ class MetricsSink(Protocol):
     def upsert(self, rows: Sequence[dict[str, Any]]) -> None: ...
 
     def read_rows(
-        self, run_id: str, *, fleet: bool | None = None, summary: bool | None = False
+        self,
+        run_id: str,
+        *,
+        fleet: bool | None = None,
+        summary: bool | None = False,
+        window_start: float | None = None,
     ) -> list[dict[str, Any]]: ...
 
     def visible_latency(
@@ -148,11 +153,21 @@ class SqlMetricsSink:
     # --- reads ------------------------------------------------------------------------------
 
     def read_rows(
-        self, run_id: str, *, fleet: bool | None = None, summary: bool | None = False
+        self,
+        run_id: str,
+        *,
+        fleet: bool | None = None,
+        summary: bool | None = False,
+        window_start: float | None = None,
     ) -> list[dict[str, Any]]:
         """The run's rows (fleet only, worker only, or both), by window start: window rows,
-        or with ``summary`` the workers' summary rows only (None: both)."""
+        or with ``summary`` the workers' summary rows only (None: both); with
+        ``window_start`` (epoch s), those of that window only."""
         where = "RUN_ID = ?"
+        params: list[Any] = [run_id]
+        if window_start is not None:
+            where += " AND WINDOW_START = CAST(? AS TIMESTAMP_TZ)"
+            params.append(_iso(window_start))
         if fleet is not None:
             where += f" AND IS_FLEET = {'TRUE' if fleet else 'FALSE'}"
         if summary is not None:
@@ -161,7 +176,7 @@ class SqlMetricsSink:
         result = self.client.execute(
             f"SELECT {cols} FROM {self.table} WHERE {where} "
             "ORDER BY WINDOW_START, IS_FLEET, WORKER_ID",
-            [run_id],
+            params,
         )
         return result.dicts()
 

@@ -6,6 +6,9 @@ so nothing is ever counted twice). A window is *complete* once every worker expe
 in it has reported it: a worker is expected from its first window on, up to its last
 window if it has ended (its summary line came), and ``expected_workers`` (when
 known) says how many there should be at least.
+
+Windows written long enough ago are pruned to a stub (:mod:`.pruning`): the book holds
+in full only the windows that may still change, and each worker's latest line.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from .pruning import WindowArchive
 
 __all__ = ["Window", "WindowBook"]
 
@@ -28,6 +33,8 @@ class Window:
     #: Ingest-to-visible was read once every commit of the window was surely visible.
     visible_final: bool = False
     visible: dict[str, Any] = field(default_factory=dict)
+    #: The fleet figures read back for a pruned window (its lines are not held).
+    held_fleet: dict[str, Any] | None = None
 
     @property
     def end(self) -> float:
@@ -39,7 +46,7 @@ class Window:
         from .visible import empty_fleet
 
         if not self.lines:
-            return {**empty_fleet(self), **self.visible}
+            return {**(self.held_fleet or empty_fleet(self)), **self.visible}
         agg = aggregate_window(list(self.lines.values()))
         agg.pop("worker_ids", None)
         return {**agg, **self.visible}
@@ -50,6 +57,8 @@ class _Worker:
     first_window: float
     last_window: float
     finished: bool = False
+    #: Its line of ``last_window`` (kept when that window is pruned).
+    last: dict[str, Any] | None = None
 
 
 class WindowBook:
@@ -57,26 +66,57 @@ class WindowBook:
         self.expected_workers = expected_workers
         self.windows: dict[float, Window] = {}
         self._workers: dict[int, _Worker] = {}
+        #: Windows pruned to a stub (written, past their grace period and a margin).
+        self.archive = WindowArchive()
 
     def add(self, line: dict[str, Any]) -> bool:
-        """Hold a worker's window line; True if it is new or differs from the one held."""
+        """Hold a worker's window line; True if it is new or differs from the one held.
+        A line of a pruned window must be the one written for it (else restore the
+        window first: :meth:`restore`)."""
         ws = round(float(line["window_start"]), 6)
         wid = int(line["worker_id"])
+        if ws in self.archive:
+            if not self.archive.holds(line):
+                raise ValueError(f"window {ws} is pruned: restore it before adding a line")
+            return False  # seen again: it was written, and its worker noted then
         w = self.windows.get(ws)
         if w is None:
             w = self.windows[ws] = Window(ws, float(line["window_seconds"]))
         worker = self._workers.get(wid)
         if worker is None or worker.first_window == math.inf:
-            self._workers[wid] = _Worker(ws, ws, finished=worker is not None)
+            worker = self._workers[wid] = _Worker(ws, ws, finished=worker is not None)
         else:
             worker.first_window = min(worker.first_window, ws)
             worker.last_window = max(worker.last_window, ws)
         if w.lines.get(wid) == line:
             return False
         w.lines[wid] = line
+        if ws == worker.last_window:
+            worker.last = line
         if w.fleet_written:
             w.fleet_dirty = True
         return True
+
+    def prune(self, now: float, after_s: float, keep: set[float], visible: bool) -> int:
+        """Prune the windows written, not changed since, ended ``after_s`` before ``now``,
+        not in ``keep`` (lines of them wait to be written), and whose ingest-to-visible
+        read is final (or not ``visible``: not read). The number pruned."""
+        old = [
+            w
+            for ws, w in self.windows.items()
+            if w.fleet_written and not w.fleet_dirty and now >= w.end + after_s
+            and ws not in keep and (w.visible_final or not visible)
+        ]  # fmt: skip
+        for w in old:
+            self.archive.drop(w)
+            del self.windows[w.window_start]
+        return len(old)
+
+    def restore(self, sink: Any, run_id: str, starts: set[float]) -> None:
+        """Hold the pruned windows at ``starts`` in full again, their lines read back
+        from ``sink`` (a :class:`~.sink.MetricsSink`; SqlError: nothing changes)."""
+        for w in self.archive.restore(sink, run_id, starts):
+            self.windows[w.window_start] = w
 
     def finish(self, worker_id: int) -> None:
         """The worker's summary came: it reports no window after its last."""
@@ -89,10 +129,7 @@ class WindowBook:
     def last_line(self, worker_id: int) -> dict[str, Any] | None:
         """The worker's line of its latest window (None before its first)."""
         worker = self._workers.get(worker_id)
-        if worker is None or worker.last_window == -math.inf:
-            return None
-        w = self.windows.get(worker.last_window)
-        return None if w is None else w.lines.get(worker_id)
+        return None if worker is None else worker.last
 
     def span(self, worker_id: int) -> tuple[float, float] | None:
         """The worker's first window start and last window end (None: no window yet)."""
