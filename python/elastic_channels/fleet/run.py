@@ -20,7 +20,7 @@ from ..model import METRICS_TABLE_NAME
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, flag_args, resolve
 from . import local, report
-from .verify import describe, verify_landed
+from .verify import describe, rows_of_run, verify_landed
 
 DEFAULT_HOME = Path(".elastic-channels")
 #: The worker settings ``run`` takes itself and hands on to every worker.
@@ -139,6 +139,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         except (ValueError, OSError, StoreError) as e:
             print(f"elastic-channels run: error: the emulator did not start: {e}", file=sys.stderr)
             return 2
+        taken = _run_id_taken(emu, run_id, args.data_dir)
+        if taken:
+            emu.stop()
+            print(f"elastic-channels run: error: {taken}", file=sys.stderr)
+            return 2
         info_file = args.data_dir / "info.json"
         write_info(info_file, emu.info())
         common = flag_args({**v, "profile": str(info_file)})
@@ -225,6 +230,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
     return 0 if ok else 1
+
+
+def _run_id_taken(emu: Any, run_id: str, data_dir: Path) -> str | None:
+    """Why ``run_id`` cannot be used in this emulator (its tables hold rows of it), or
+    None: a second run with an id would count the first one's rows as its own."""
+    held = rows_of_run(emu, run_id)
+    if not held:
+        return None
+    rows = " and ".join(f"{n:,} row(s) in {table}" for table, n in held.items())
+    return (
+        f"--run-id {run_id!r} is taken: the emulator's data in {data_dir} holds {rows} of "
+        "it, which this run would count as its own (as duplicates); pick another --run-id "
+        "(or leave it out for a fresh one), or use another --data-dir"
+    )
 
 
 def _pacing(v: dict[str, Any], worker_args: list[str]) -> dict[str, Any] | None:

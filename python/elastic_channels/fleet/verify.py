@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..model import COLUMNS
+from ..model import COLUMNS, METRICS_TABLE_NAME
 
 #: Channel c of a worker numbers its rows from c * CHANNEL_SEQ_STRIDE (worker/multi.py).
 CHANNEL_SEQ_STRIDE = 2**48
@@ -58,6 +58,22 @@ def min_row_bytes(run_id: str, worker_id: int) -> int:
         default = 2 if sf_type.startswith(("VARCHAR", "TIMESTAMP")) else 1
         total += len(name) + 3 + values.get(name, default)
     return total
+
+
+def rows_of_run(emu: Any, run_id: str) -> dict[str, int]:
+    """The rows the emulator's tables already hold for ``run_id``: {table: rows}, for the
+    landing table and the metrics table (when there is one), leaving out those with none.
+    A run must have a fresh id: rows of another run with its id would be counted as its
+    own (duplicates, visible latency, windows)."""
+    rid = _quote(run_id)
+    tables = [emu.config.table]
+    metrics = emu.query(
+        f"SELECT count(*) FROM duckdb_tables() WHERE upper(table_name) = '{METRICS_TABLE_NAME}'"
+    )
+    if metrics[0][0]:
+        tables.append(METRICS_TABLE_NAME)
+    held = {t: emu.query(f"SELECT count(*) FROM {t} WHERE RUN_ID = '{rid}'")[0][0] for t in tables}
+    return {t: int(n) for t, n in held.items() if n}
 
 
 def verify_landed(
