@@ -145,3 +145,40 @@ def test_information_schema_keeps_its_name(con):
     )
     assert status == 200, body
     assert body["data"] == [["RUN_ID"], ["SALE_TIME"], ["_COMMIT_TIME"]]
+
+
+def test_a_file_beside_the_database_is_never_read(con, tmp_path):
+    """The guard alone (this connection may read any file) keeps queries and writes to
+    the tables: a file is refused as a table, a file function as a table function."""
+    planted = tmp_path / "planted.csv"
+    planted.write_text("RUN_ID\nstolen\n")
+    assert con.execute(f"SELECT count(*) FROM '{planted}'").fetchone() == (1,)  # it could
+    for statement, code in (
+        (f"SELECT * FROM '{planted}'", "002003"),
+        (f"SELECT * FROM read_csv('{planted}')", "001003"),
+        (f"INSERT INTO RESORT_SALES (RUN_ID) SELECT RUN_ID FROM '{planted}'", "002003"),
+        (f"INSERT INTO RESORT_SALES (RUN_ID) SELECT RUN_ID FROM read_csv('{planted}')", "001003"),
+        (f"CREATE TABLE S AS SELECT * FROM '{planted}'", "002003"),
+        (f"CREATE VIEW S AS SELECT * FROM '{planted}'", "001003"),
+        (f"UPDATE RESORT_SALES SET RUN_ID = f.RUN_ID FROM '{planted}' AS f", "002003"),
+    ):
+        status, body = run(con, statement)
+        assert (status, body["code"]) == (422, code), (statement, body)
+    counts = con.execute("SELECT RUN_ID, count(*) FROM RESORT_SALES GROUP BY 1 ORDER BY 1")
+    assert counts.fetchall() == [("r1", 2), ("r2", 1)]
+    assert [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()] == [
+        "RESORT_SALES"
+    ]
+
+
+def test_a_write_may_read_the_tables(con):
+    """What the monitor's MERGE does: a write whose SELECT reads a table and VALUES."""
+    assert run(con, "CREATE TABLE IF NOT EXISTS C (RUN_ID VARCHAR, N NUMBER(10,0))")[0] == 200
+    status, body = run(
+        con,
+        "INSERT INTO C SELECT RUN_ID, COUNT(*) FROM RESORT_SALES WHERE RUN_ID IN "
+        "(SELECT K FROM (VALUES ('r1'), ('r2')) AS V(K)) GROUP BY RUN_ID",
+    )
+    assert status == 200 and body["data"] == [["2"]], body
+    status, body = run(con, "DELETE FROM C USING RESORT_SALES AS R WHERE C.RUN_ID = R.RUN_ID")
+    assert status == 200 and body["data"] == [["2"]], body

@@ -22,14 +22,18 @@ The statement is Snowflake SQL, translated to DuckDB by ``sqlglot``:
 - ``?`` bind variables take ``bindings`` (``{"1": {"type": "TEXT", "value": "..."}}``;
   types FIXED, REAL, TEXT, BOOLEAN, DATE and TIMESTAMP_* given as text).
 
-A query (SELECT, WITH, UNION, SHOW, DESCRIBE) runs on the read connection inside a
-read-only transaction, so it cannot change anything; every other statement runs on the
-write connection. Statements that would reach past the tables (COPY, ATTACH, INSTALL,
-SET, USE, PRAGMA ...) or span requests (BEGIN, COMMIT) are refused, and so are table
-functions that read files (``read_csv`` ...): they are not Snowflake SQL and would read
-the emulator's disk. One statement per
-request (Snowflake's default ``MULTI_STATEMENT_COUNT`` of 1); the result is returned in
-one partition.
+Every statement passes the control plane's guard (``query_guard.py``) before it runs,
+on DuckDB's own parse of the translated text. A query (SELECT, WITH, UNION, SHOW,
+DESCRIBE) reads only the database's tables, views and CTEs, with no table function that
+reads files or runs SQL (``read_csv``, ``glob``, ``FROM 'x.csv'`` ... are refused), and
+runs on the read connection inside a read-only transaction. A write (INSERT, UPDATE,
+DELETE, MERGE, CREATE TABLE, ALTER TABLE, DROP) runs on the write connection once every
+SELECT in it passes the same guard and every other table it reads is a table; it may
+not write the emulator's bookkeeping (``_EMULATOR_*``). Everything else is refused:
+statements that would reach past the tables (COPY, ATTACH, EXPORT, INSTALL, LOAD, SET,
+USE, PRAGMA, EXPLAIN ANALYZE ...), views (read later, past the checks), and statements
+that span requests (BEGIN, COMMIT). One statement per request (Snowflake's default
+``MULTI_STATEMENT_COUNT`` of 1); the result is returned in one partition.
 """
 
 from __future__ import annotations
@@ -57,7 +61,6 @@ _REFUSED = (
     exp.Command, exp.Copy, exp.Pragma, exp.Set, exp.Attach, exp.Detach, exp.Install,
     exp.Export, exp.LoadData, exp.Use, exp.Transaction, exp.Commit, exp.Rollback, exp.Grant,
 )  # fmt: skip
-_FILE_FUNCTIONS = ("read_", "glob", "parquet_scan", "sniff_csv", "iceberg_", "delta_scan")
 _JSON_TYPES = {exp.DataType.Type.VARIANT, exp.DataType.Type.OBJECT, exp.DataType.Type.ARRAY}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _CREATE_PIPE = re.compile(r"\s*CREATE\s+(OR\s+REPLACE\s+)?PIPE\b", re.I)
@@ -91,10 +94,6 @@ def _rewrite(node: exp.Expression) -> exp.Expression | None:
             node.set("catalog", None)
     if isinstance(node, exp.Property) and node.name.upper() == "ROW_TIMESTAMP":
         return None  # the emulator's landing tables always keep commit times
-    if isinstance(node, (exp.Anonymous, exp.Func)):
-        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
-        if name.startswith(_FILE_FUNCTIONS):
-            raise _compile_error(f"function {name!r} is not available through this API")
     return node
 
 
@@ -298,22 +297,33 @@ def handle_statement(body: Any, write_con: Any, read_con: Any = None) -> tuple[i
         statement = body.get("statement")
         if not isinstance(statement, str) or not statement.strip():
             raise SqlApiError(400, "391900", "22000", "'statement' (SQL text) is required")
-        sql, is_query, n_params = translate(statement)
+        sql, _, n_params = translate(statement)
         if sql is None:
             return 200, _status_only()
         params = _bindings(body.get("bindings"), n_params)
-        return 200, _execute(sql, params, is_query, write_con, read_con)
+        return 200, _execute(sql, params, write_con, read_con)
     except SqlApiError as e:
         return _error(e)
 
 
-def _execute(sql: str, params: list[Any], is_query: bool, write_con: Any, read_con: Any) -> dict:
+def _execute(sql: str, params: list[Any], write_con: Any, read_con: Any) -> dict:
     import duckdb
 
-    cur = (read_con if is_query and read_con is not None else write_con).cursor()
+    from . import query_guard as guard
+    from .store import ERRORS_TABLE, LANDED_TABLE
+
+    bookkeeping = frozenset({ERRORS_TABLE.lower(), LANDED_TABLE.lower()})  # never written
+    cur = write_con.cursor()
     try:
+        is_query = guard.is_query(cur, sql)
+        if is_query and read_con is not None:
+            cur.close()
+            cur = read_con.cursor()
         if is_query:
+            guard.check_query(cur, sql)
             cur.execute("BEGIN TRANSACTION READ ONLY")
+        else:
+            guard.check_write(cur, sql, bookkeeping)
         try:
             cur.execute(sql, params or None)
             description = cur.description
@@ -321,6 +331,13 @@ def _execute(sql: str, params: list[Any], is_query: bool, write_con: Any, read_c
         finally:
             if is_query:
                 cur.execute("ROLLBACK")
+    except guard.UnknownRelation as e:
+        raise SqlApiError(
+            422, "002003", "42S02",
+            f"SQL compilation error:\nObject '{e.name.upper()}' does not exist or not authorized.",
+        ) from None  # fmt: skip
+    except guard.QueryRefused as e:
+        raise _compile_error(str(e)) from None
     except duckdb.CatalogException as e:
         raise SqlApiError(422, "002003", "42S02", f"SQL compilation error: {e}") from None
     except (duckdb.ParserException, duckdb.BinderException) as e:
