@@ -8,6 +8,7 @@ import json
 import random
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -20,12 +21,17 @@ from elastic_channels.monitor.target import TargetError, account_sink, profile_s
 REPO = Path(__file__).resolve().parents[2]
 
 
-def monitor_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "elastic_channels.monitor", *args],
-        input=stdin, capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "python")},
-    )  # fmt: skip
+def monitor_cli(
+    *args: str, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """The monitor's entry point, in ``cwd`` (default: an empty directory, so no
+    ``.env`` is read)."""
+    with tempfile.TemporaryDirectory() as empty:
+        return subprocess.run(
+            [sys.executable, "-m", "elastic_channels.monitor", *args],
+            input=stdin, capture_output=True, text=True, timeout=120, cwd=cwd or empty,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "python")},
+        )  # fmt: skip
 
 
 def write_profile(tmp_path: Path, url: str, pem: bytes) -> Path:
@@ -81,6 +87,22 @@ def test_files_and_stdin_to_the_metrics_table(tmp_path: Path) -> None:
         assert "row(s) already in ELASTIC_K8S_METRICS" in proc.stderr
         after = sink.read_rows("cli-run")
         assert len(after) == len(before)
+
+
+def test_settings_come_from_a_dotenv_file_in_the_working_directory(tmp_path: Path) -> None:
+    """As every entry point does: the target and the run id from ``.env``."""
+    con = duckdb.connect()
+    with sql_api_server(con) as (url, pem):
+        profile = write_profile(tmp_path, url, pem)
+        paths, workers = worker_logs(tmp_path)
+        (tmp_path / ".env").write_text(f"SNOWFLAKE_PROFILE={profile}\nRUN_ID=cli-run\n")
+        proc = monitor_cli(*map(str, paths), "--no-visible", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "monitor cli-run: 0 row(s) already in" in proc.stderr  # RUN_ID from .env
+        fleet = fleet_windows(profile_sink(profile), "cli-run")
+        assert len(fleet) == len({x["window_start"] for w in workers for x in w.lines})
+        (tmp_path / ".env").write_text("SNOWFLAKE_PROFILE=/nonexistent.json\n")
+        assert "cannot read it as JSON" in monitor_cli(str(paths[0]), cwd=tmp_path).stderr
 
 
 @pytest.mark.parametrize(
