@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..measures import MB
+from ..measures import MB, cpu_s_per_gb
 from ..monitor import histogram
+from ..worker.meter import ack_fields
 from . import text_table
 
 #: Fields of a worker's window line that a fleet window sums exactly.
@@ -53,10 +54,7 @@ def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
     out["rows_per_s"] = round(out["rows"] / secs, 1)
     acks = histogram.merge(w["ack_hist_us"] for w in windows if w.get("ack_hist_us"))
     behind = histogram.merge(w["behind_hist_us"] for w in windows if w.get("behind_hist_us"))
-    for q, name in ((50, "ack_p50_ms"), (95, "ack_p95_ms"), (99, "ack_p99_ms")):
-        out[name] = histogram.percentile_ms(acks, q)
-    out["ack_max_ms"] = histogram.percentile_ms(acks, 100)
-    out["ack_hist_us"] = histogram.encode(acks)
+    out.update(ack_fields(acks))
     out["behind_p99_ms"] = histogram.percentile_ms(behind, 99)
     out["behind_max_ms"] = histogram.percentile_ms(behind, 100)
     out["behind_hist_us"] = histogram.encode(behind)
@@ -125,7 +123,7 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         "resent_batches": sum(s["resent_batches"] for s in ok),
         "sdk_retries": sum(s["sdk_retries"] for s in ok),
         "unacked_rows": sum(s["unacked_rows"] for s in ok),
-        "cpu_s_per_gb": round(cpu / (bytes_sent / 1e9), 3) if bytes_sent else None,
+        "cpu_s_per_gb": cpu_s_per_gb(cpu, bytes_sent),
         "peak_rss_mib": max((s["peak_rss_mib"] for s in ok), default=None),
     }
 
