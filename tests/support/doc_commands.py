@@ -149,39 +149,79 @@ def _help(prefix: tuple[str, ...]) -> str | None:
     return text if done.returncode == 0 and text.strip() else None
 
 
-def help_of(argv: list[str]) -> tuple[list[str], str]:
-    """The help of the deepest subcommand ``argv`` names: (that prefix, its text).
+#: The subcommands in a usage line: argparse writes them as ``{a,b,c} ...`` or ``METAVAR ...``
+#: (``[X ...]`` and ``X [X ...]`` are repeated values, not subcommands).
+_SUBPARSERS = re.compile(r"(?<![\[\w])(\{[\w,-]+\}|[A-Z][A-Z0-9_]*) \.\.\.")
 
-    The words before the first flag are tried as subcommands (``emulator faults add``),
-    dropping one at a time until ``--help`` answers (a run id or a query is no
-    subcommand)."""
+
+def subcommands(text: str) -> set[str]:
+    """The subcommands a ``--help`` text offers: from its ``{a,b,c} ...`` usage, or with a
+    metavar (``COMMAND ...``) the names argparse lists 4 spaces in under 'positional
+    arguments' (a positional with choices, ``{x,y}`` without ``...``, is no subcommand)."""
+    m = _SUBPARSERS.search(text.split("\n\n", 1)[0])
+    if m is None:
+        return set()
+    if m.group(1).startswith("{"):
+        return set(m.group(1)[1:-1].split(","))
+    positional = text.partition("positional arguments:")[2].split("\n\n", 1)[0]
+    return set(re.findall(r"^    ([\w-]+)(?=\s|$)", positional, re.M))
+
+
+def valued_flags(text: str) -> set[str]:
+    """The flags of a ``--help`` text that take a value (``--data-dir DATA_DIR``)."""
+    out = set()
+    for line in text.splitlines():
+        if line.startswith("  -"):
+            invocation = re.split(r"\s{2,}", line.strip())[0]
+            out |= {o.split()[0] for o in invocation.split(", ") if " " in o}
+    return out
+
+
+def _walk(argv: list[str]) -> tuple[list[str], str, list[tuple[str, str]]]:
+    """(the deepest subcommand's prefix, its help, each ``--flag`` with the help of the
+    level it is given at), argv read as argparse reads it: a word that is a subcommand of
+    the current level descends, a flag is skipped with its value when it takes one, any
+    other word (a run id, a query) is a positional."""
     if argv[0].endswith(".sh"):  # as `bash SCRIPT`: its help, even without the exec bit
         argv = ["bash", *argv]
     head = 3 if argv[0] == sys.executable and argv[1] == "-m" else 2 if argv[0] in (
         sys.executable, "bash") else 1  # fmt: skip
-    words = []
-    for word in argv[head:]:
-        if word.startswith("-"):
-            break
-        words.append(word)
-    for n in range(len(words), -1, -1):
-        prefix = (*argv[:head], *words[:n])
-        text = _help(prefix)
-        if text is not None:
-            return list(prefix), text
-    raise AssertionError(f"`{shlex.join(argv[:head])} --help` gives no help")
+    prefix = list(argv[:head])
+    text = _help(tuple(prefix))
+    if text is None:
+        raise AssertionError(f"`{shlex.join(prefix)} --help` gives no help")
+    flags: list[tuple[str, str]] = []
+    words = iter(argv[head:])
+    for word in words:
+        if word in subcommands(text):
+            deeper = _help((*prefix, word))
+            if deeper is None:
+                raise AssertionError(f"`{shlex.join([*prefix, word])} --help` gives no help")
+            prefix, text = [*prefix, word], deeper
+            continue
+        flags += [(f, text) for f in _FLAG.findall(word.split("=")[0])]
+        if word.startswith("-") and "=" not in word and word in valued_flags(text):
+            next(words, None)  # its value
+    return prefix, text, flags
+
+
+def help_of(argv: list[str]) -> tuple[list[str], str]:
+    """The help of the deepest subcommand ``argv`` names: (that prefix, its text); in
+    ``emulator faults --data-dir X add rows delay --delay-seconds 1``, ``faults add``'s."""
+    prefix, text, _ = _walk(argv)
+    return prefix, text
 
 
 def unknown_flags(command: str) -> list[str]:
-    """The ``--flags`` of ``command`` its own help does not list (a renamed or removed
-    flag). ``cargo bench --bench NAME``: NAME must be a [[bench]] of Cargo.toml."""
+    """The ``--flags`` of ``command`` the help of their own level does not list (a renamed
+    or removed flag; ``faults --data-dir X add --count 1`` checks ``--data-dir`` against
+    ``faults --help`` and ``--count`` against ``faults add --help``). ``cargo bench --bench
+    NAME``: NAME must be a [[bench]] of Cargo.toml."""
     argv = argv_here(command)
     if argv[:2] == ["cargo", "bench"]:
         cargo_toml = (REPO / "Cargo.toml").read_text()
         names = re.findall(r'\[\[bench\]\]\s*\nname\s*=\s*"([^"]+)"', cargo_toml)
         pairs = itertools.pairwise(argv)
         return [f"--bench {b}" for a, b in pairs if a == "--bench" and b not in names]
-    _, text = help_of(argv)
-    listed = {"--help", *_FLAG.findall(text)}
-    flags = [f for word in argv[1:] for f in _FLAG.findall(word.split("=")[0])]
-    return [f for f in flags if f not in listed]
+    _, _, flags = _walk(argv)
+    return [f for f, text in flags if f not in {"--help", *_FLAG.findall(text)}]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..log import configure_logging
 from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
 from .control import ControlError, running_server
 from .drop_sink import SINKS
@@ -204,11 +205,7 @@ def add_serve(sub: Any) -> None:
 
 @friendly
 def serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging([logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
     if running_server(args.data_dir):
         print(f"error: an emulator is already running for {args.data_dir}", file=sys.stderr)
         return 2

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..log import configure_logging
 from ..model import METRICS_TABLE_NAME
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, flag_args, resolve
@@ -110,6 +111,8 @@ def _problem(args: argparse.Namespace, v: dict[str, Any]) -> str | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     try:
+        # Warnings only by default: the in-process emulator and monitor log at INFO.
+        configure_logging(os.environ.get("LOG_LEVEL", "WARNING"))
         v = _values(args)
     except ValueError as e:
         print(f"elastic-channels run: error: {e}", file=sys.stderr)

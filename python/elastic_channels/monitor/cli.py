@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+from ..log import configure_logging
 from ..model import METRICS_TABLE_NAME
 from .monitor import Monitor
 from .sources import pump, read_streams
@@ -77,6 +78,10 @@ def _fail(message: str) -> int:
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
+    try:
+        configure_logging(os.environ.get("LOG_LEVEL", "INFO"))
+    except ValueError as e:
+        return _fail(f"LOG_LEVEL: {e}")
     run_id = args.run_id or os.environ.get("RUN_ID")
     if args.k8s and not run_id:
         return _fail("--k8s needs --run-id (or RUN_ID)")

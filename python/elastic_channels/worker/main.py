@@ -3,11 +3,11 @@ as ``python -m elastic_channels.worker`` or ``python -m elastic_channels.k8s_wor
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
 
+from ..log import configure_logging
 from ..sdk.session import prepare_sdk_environment
 from .config import ConfigError, load_config
 from .multi import MultiChannelWorker
@@ -15,14 +15,10 @@ from .worker import Worker
 
 
 def main(argv: list[str] | None = None, prog: str = "elastic-channels worker") -> int:
-    logging.basicConfig(
-        level=os.environ.get("LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
     try:
+        configure_logging(os.environ.get("LOG_LEVEL", "INFO"))
         cfg = load_config(argv)
-    except ConfigError as e:
+    except (ConfigError, ValueError) as e:  # a ValueError: LOG_LEVEL is not a level
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     prepare_sdk_environment(cfg.ssl_cert_file)
