@@ -16,9 +16,11 @@
 #                           window waits for N workers (or the grace period), and the
 #                           pod is sized for N log streams and their windows (below)
 #   --duration-seconds D    how long the workers send [600], for the memory: the monitor
-#                           holds every worker window of the run (~5 KiB each, measured
-#                           4.3 KiB), so it needs N x (D / W + 2) x 5 KiB, + 64 KiB a
-#                           log stream, + 256 MiB; the limit is twice the request
+#                           holds a worker window line in full (~5 KiB, measured 4.3 KiB)
+#                           until the grace period (10 s) + 60 s after its end, then a
+#                           12-byte stub of it; so it needs N x ((70 / W + 2) x 5 KiB
+#                           + D / W x 12 B + 64 KiB a log stream) + 256 MiB; the limit
+#                           is twice the request
 #   --window-seconds W      the workers' window length [5]
 #                           Without --workers: 256Mi requested, 512Mi limit, 250m CPU.
 #   --image IMAGE           [IMAGE, or REGISTRY (+ IMAGE_NAME, IMAGE_TAG)]
@@ -59,6 +61,10 @@ DELETE=0
 WORKERS=""
 DURATION_SECONDS=600
 WINDOW_SECONDS=5
+# The monitor's --grace-seconds default and monitor/pruning.py's LATE_MARGIN_S
+# (tests/deploy/test_monitor.py checks they agree).
+MONITOR_GRACE_S=10
+MONITOR_LATE_MARGIN_S=60
 
 while [ $# -gt 0 ]; do
     opt=$1
@@ -102,7 +108,7 @@ positive_int() { # name value max
 # twice that requested.
 # shellcheck disable=SC2034  # read by render through ${!name}
 size_for_workers() {
-    local windows mib
+    local windows full stub_kib mib
     CPU_REQUEST=250m CPU_LIMIT='"1"' MEMORY_REQUEST=256Mi MEMORY_LIMIT=512Mi
     if [ -z "$WORKERS" ]; then
         WORKERS_ARGS="            # no --workers: a window waits for the pods seen so far"
@@ -113,7 +119,11 @@ size_for_workers() {
     positive_int --window-seconds "$WINDOW_SECONDS" 3600
     WORKERS_ARGS=$(printf '            - "--workers"\n            - "%s"' "$WORKERS")
     windows=$(((DURATION_SECONDS + WINDOW_SECONDS - 1) / WINDOW_SECONDS + 2))
-    mib=$((256 + (WORKERS * (windows * 5 + 64) + 1023) / 1024))
+    # Held in full: the windows that may still change (monitor.Monitor's prune_after_s).
+    full=$(((MONITOR_GRACE_S + MONITOR_LATE_MARGIN_S + WINDOW_SECONDS - 1) / WINDOW_SECONDS + 2))
+    [ "$full" -le "$windows" ] || full=$windows
+    stub_kib=$(((windows * 12 + 1023) / 1024))
+    mib=$((256 + (WORKERS * (full * 5 + stub_kib + 64) + 1023) / 1024))
     MEMORY_REQUEST="${mib}Mi" MEMORY_LIMIT="$((2 * mib))Mi"
     local cpu=$(((WORKERS * 1200 / WINDOW_SECONDS + 999) / 1000))
     [ "$cpu" -gt 250 ] || cpu=250

@@ -20,10 +20,13 @@ LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 def configure_logging(level: int | str) -> None:
     """Send log records of ``level`` and above (a ``logging`` number, or a name in any
     case: ``"info"``) to stderr in :data:`FORMAT`. A process's first call decides (as
-    ``logging.basicConfig``); ValueError naming a level that is not one."""
+    ``logging.basicConfig``). A name comes from ``LOG_LEVEL``: ValueError saying so when
+    it is no level."""
     if isinstance(level, str):
         name = level.strip().upper()
         if name not in LEVELS:
-            raise ValueError(f"log level {level!r} is not one of {', '.join(LEVELS)}")
+            raise ValueError(
+                f"LOG_LEVEL={level!r} is not a log level: use one of {', '.join(LEVELS)}"
+            )
         level = getattr(logging, name)
     logging.basicConfig(level=level, format=FORMAT, stream=sys.stderr)

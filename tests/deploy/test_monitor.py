@@ -3,6 +3,7 @@ least-privilege RBAC, rendered without a cluster and validated like the Job."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ SETTINGS = {
     "SNOWFLAKE_DATABASE": "DEMO",
 }
 OLDEST_KUBERNETES = "1.29.0"
+SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "deploy_monitor.sh"
 
 
 def _render(deploy, *args: str, run_id: str = "ref-455", **settings: str) -> dict[str, Any]:
@@ -149,13 +151,27 @@ def test_455_workers_render_sized_and_valid(deploy, version: str) -> None:
         kv.validate(obj, version, strict=True)
 
 
+def test_sizing_constants_are_the_monitors() -> None:
+    """The script sizes memory with the monitor's grace period and pruning margin."""
+    from elastic_channels.monitor.cli import build_parser
+    from elastic_channels.monitor.pruning import LATE_MARGIN_S
+
+    text = SCRIPT.read_text()
+    grace = build_parser().get_default("grace_seconds")
+    assert f"MONITOR_GRACE_S={grace:g}\n" in text
+    assert f"MONITOR_LATE_MARGIN_S={LATE_MARGIN_S:g}\n" in text
+
+
 def test_memory_and_cpu_grow_with_the_fleet_and_the_run(deploy) -> None:
     def resources(*args: str) -> dict[str, Any]:
         (c,) = _pod(_render(deploy, *args))["containers"]
         return c["resources"]
 
     hour = resources("--workers", "455", "--duration-seconds", "3600")
-    assert hour["requests"]["memory"] == f"{256 + -(-455 * (722 * 5 + 64) // 1024)}Mi"
+    # Held in full: (10 + 60) / 5 + 2 = 16 windows; the other 706 as 12-byte stubs.
+    assert hour["requests"]["memory"] == f"{256 + -(-455 * (16 * 5 + 9 + 64) // 1024)}Mi"
+    day = resources("--workers", "455", "--duration-seconds", "86400")
+    assert day["requests"]["memory"] == f"{256 + -(-455 * (16 * 5 + 203 + 64) // 1024)}Mi"
     big = resources("--workers", "4000", "--window-seconds", "1")
     assert big["requests"]["cpu"] == "4800m" and big["limits"]["cpu"] == "9600m"
     default = resources()

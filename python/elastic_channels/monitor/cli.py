@@ -81,7 +81,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     try:
         configure_logging(os.environ.get("LOG_LEVEL", "INFO"))
     except ValueError as e:
-        return _fail(f"LOG_LEVEL: {e}")
+        return _fail(str(e))
     run_id = args.run_id or os.environ.get("RUN_ID")
     if args.k8s and not run_id:
         return _fail("--k8s needs --run-id (or RUN_ID)")
