@@ -63,5 +63,14 @@ def test_a_renamed_or_missing_flag_is_found() -> None:
     assert unknown_flags("python -m elastic_channels.emulator serve --no-such-flag") == [
         "--no-such-flag"
     ]
+    # Each flag against the help of the level it is given at (nested subcommands).
+    faults = "elastic-channels emulator faults --data-dir D add rows 503 --probability 0.5"
+    assert unknown_flags(faults) == []
+    assert unknown_flags(faults.replace("add rows", "--probability 0.5 add rows")) == [
+        "--probability"
+    ]
+    # A tool whose usage is not argparse's: its subcommand found by its own --help.
+    assert unknown_flags("pip download --no-deps --dest D pkg==1") == []
+    assert unknown_flags("pip download --no-such-flag pkg==1") == ["--no-such-flag"]
     assert unknown_flags("cargo bench --bench row_writer") == []
     assert unknown_flags("cargo bench --bench no_such_bench") == ["--bench no_such_bench"]

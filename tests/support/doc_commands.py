@@ -193,12 +193,20 @@ def _walk(argv: list[str]) -> tuple[list[str], str, list[tuple[str, str]]]:
     flags: list[tuple[str, str]] = []
     words = iter(argv[head:])
     for word in words:
-        if word in subcommands(text):
+        offered = subcommands(text)
+        if word in offered:
             deeper = _help((*prefix, word))
             if deeper is None:
                 raise AssertionError(f"`{shlex.join([*prefix, word])} --help` gives no help")
             prefix, text = [*prefix, word], deeper
             continue
+        if not offered and not word.startswith("-"):
+            # Not argparse's usage (``pip <command> [options]``): a word is a subcommand
+            # when its own --help answers with another text (a positional repeats it).
+            deeper = _help((*prefix, word))
+            if deeper is not None and deeper != text:
+                prefix, text = [*prefix, word], deeper
+                continue
         flags += [(f, text) for f in _FLAG.findall(word.split("=")[0])]
         if word.startswith("-") and "=" not in word and word in valued_flags(text):
             next(words, None)  # its value
