@@ -58,7 +58,8 @@ def _zstd_declared_size(body: memoryview) -> int | None:
     so the frame and block headers are walked here first: one step per block, nothing
     decoded.
     """
-    pos, end, declared = 0, len(body), 0
+    pos, end = 0, len(body)
+    declared: int | None = 0
     while pos < end:
         if end - pos < 8:  # the smallest frame of either kind is 8 bytes
             raise BadBody(f"zstd body: truncated frame at byte {pos}")
