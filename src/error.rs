@@ -19,6 +19,8 @@ pub enum GenError {
     SeqExhausted { n: u64, seq: u64 },
     /// The run id has more characters than `MAX_RUN_ID_CHARS`.
     RunIdTooLong { chars: usize, max: usize },
+    /// A column given to the row parser that it cannot parse into.
+    BadColumn { index: usize, reason: String },
     /// The output buffer is not the size the batch plan promised (a caller bug).
     BufferSize { expected: usize, got: usize },
 }
@@ -39,6 +41,7 @@ impl fmt::Display for GenError {
             GenError::RunIdTooLong { chars, max } => {
                 write!(f, "run_id must be at most {max} characters, got {chars}")
             }
+            GenError::BadColumn { index, reason } => write!(f, "columns[{index}]: {reason}"),
             GenError::BufferSize { expected, got } => write!(
                 f,
                 "output buffer holds {got} bytes but the batch needs {expected}"

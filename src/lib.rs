@@ -6,8 +6,11 @@
 
 pub mod error;
 pub mod generator;
+pub mod landing;
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_landing;
 mod sale_time;
 pub mod tables;
 mod writer;

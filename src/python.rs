@@ -183,6 +183,7 @@ impl ResortGenerator {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ResortGenerator>()?;
+    crate::python_landing::register(m)?;
     m.add("TABLES_FINGERPRINT", tables::FINGERPRINT)?;
     m.add("TABLE_LENGTH", tables::TABLE_LENGTH)?;
     m.add("MAX_BATCH_ROWS", tables::MAX_BATCH_ROWS)?;

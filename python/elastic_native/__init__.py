@@ -7,6 +7,10 @@ same exception classes with the same messages as the Python generator.
 ``TABLES_FINGERPRINT`` identifies the model the tables were baked from; compare it
 with ``elastic_channels.model.table_fingerprint()`` to tell a stale build from a
 current one.
+
+``RowParser`` is the emulator's landing parse: NDJSON lines into a table's typed columns
+(Arrow buffers), by the casting rules of ``elastic_channels.emulator.rowparse``; the lines
+it leaves go to that SQL path (``elastic_channels.emulator.batch_native``).
 """
 
 from elastic_native._elastic_native import (
@@ -14,7 +18,15 @@ from elastic_native._elastic_native import (
     TABLE_LENGTH,
     TABLES_FINGERPRINT,
     ResortGenerator,
+    RowParser,
     __version__,
 )
 
-__all__ = ["MAX_BATCH_ROWS", "TABLES_FINGERPRINT", "TABLE_LENGTH", "ResortGenerator", "__version__"]
+__all__ = [
+    "MAX_BATCH_ROWS",
+    "TABLES_FINGERPRINT",
+    "TABLE_LENGTH",
+    "ResortGenerator",
+    "RowParser",
+    "__version__",
+]

@@ -1,6 +1,13 @@
 from typing import final
 
-__all__ = ["MAX_BATCH_ROWS", "TABLES_FINGERPRINT", "TABLE_LENGTH", "ResortGenerator", "__version__"]
+__all__ = [
+    "MAX_BATCH_ROWS",
+    "TABLES_FINGERPRINT",
+    "TABLE_LENGTH",
+    "ResortGenerator",
+    "RowParser",
+    "__version__",
+]
 
 TABLES_FINGERPRINT: str
 TABLE_LENGTH: int
@@ -22,3 +29,18 @@ class ResortGenerator:
     def batch_len(self, n: int, sale_time_us: int) -> int:
         """``len(self.next_batch(n, sale_time_us))``, with the same checks, computed
         without writing the rows or advancing ``seq``."""
+
+@final
+class RowParser:
+    """NDJSON bodies into a table's typed columns, by the emulator's casting rules."""
+
+    def __new__(
+        cls, columns: list[tuple[str, str, int, int, int]], *, check_keys: bool = True
+    ) -> RowParser: ...
+    @property
+    def names(self) -> list[str]:
+        """The column names, in order."""
+
+    def parse(self, body: bytes) -> tuple[int, list[list[bytes]], bytes, list[int]]:
+        """``(rows, buffers, deferred, deferred_lines)``: the rows landed, each column's
+        Arrow buffers, and the lines left to the SQL path with their line numbers."""

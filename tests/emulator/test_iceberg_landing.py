@@ -34,8 +34,8 @@ def _open(tmp_path, **kwargs) -> IcebergStore:
 
 
 @pytest.fixture
-def parts(tmp_path):
-    store = _open(tmp_path, compact=False)
+def parts(tmp_path, parse):
+    store = _open(tmp_path, compact=False, parse=parse)
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
     lander.start()
@@ -96,12 +96,12 @@ def test_bad_rows_are_rejected_as_on_the_native_table(parts, tmp_path):
     assert _count(store, "RUN_ID = 'mixed'") == 50
     state = stats.channel(KEY)
     assert (state.rows_parsed, state.rows_inserted, state.rows_error_count) == (54, 50, 4)
-    # The same messages the native store gives for the same body.
+    # The same messages the native (DuckDB) store gives on the SQL path for the same body.
     native_dir = tmp_path / "native"
     native_dir.mkdir()
     (native_dir / "spool-work").mkdir()
     native = Store(native_dir / "n.duckdb", "RESORT_SALES", COLUMNS, threads=1,
-                   work_dir=native_dir / "spool-work")  # fmt: skip
+                   work_dir=native_dir / "spool-work", parse="sql")  # fmt: skip
     nstats = Stats()
     nlander = Lander(native_dir / "spool", native, nstats, fsync=False)
     nlander.start()

@@ -1,4 +1,5 @@
-"""Spool + lander + DuckDB store, without HTTP: bulk path, row-by-row path, recovery."""
+"""Spool + lander + DuckDB store, without HTTP: bulk path, row-by-row path, recovery,
+on both parse paths (``parse``: native and sql)."""
 
 from __future__ import annotations
 
@@ -22,17 +23,18 @@ def _zstd(data: bytes) -> bytes:
     return zstandard.ZstdCompressor().compress(data)
 
 
-def _store(tmp_path, **kwargs):
+def _store(tmp_path, parse=None, **kwargs):
     work = tmp_path / "spool-work"
     work.mkdir(parents=True, exist_ok=True)
     return Store(
-        tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, work_dir=work, **kwargs
-    )
+        tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, work_dir=work, parse=parse,
+        **kwargs,
+    )  # fmt: skip
 
 
 @pytest.fixture
-def parts(tmp_path):
-    store = _store(tmp_path)
+def parts(tmp_path, parse):
+    store = _store(tmp_path, parse)
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
     lander.start()
@@ -82,15 +84,15 @@ def test_bad_rows_are_rejected_and_kept_while_the_rest_lands(parts):
     assert kept == [("req-mixed", 51), ("req-mixed", 52), ("req-mixed", 53)]
 
 
-def test_acked_spool_entries_survive_a_restart_and_unacked_ones_do_not(tmp_path):
-    store = _store(tmp_path)
+def test_acked_spool_entries_survive_a_restart_and_unacked_ones_do_not(tmp_path, parse):
+    store = _store(tmp_path, parse)
     lander = Lander(tmp_path / "spool", store, Stats(), fsync=False)  # never started
     body = ResortGenerator("crash", 0).next_batch(20, T_US)
     lander.put(KEY, "acked", _zstd(body), "zstd", len(body))
     (tmp_path / "spool" / "999999999999.ndjson.zst").write_bytes(b"half-written, never acked")
     store.close()
 
-    store = _store(tmp_path)
+    store = _store(tmp_path, parse)
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
     assert not (tmp_path / "spool" / "999999999999.ndjson.zst").exists()
@@ -118,8 +120,8 @@ def test_a_table_from_another_schema_is_refused_clearly(tmp_path):
         Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
 
 
-def test_without_the_key_check_unknown_keys_are_ignored_but_missing_ones_rejected(tmp_path):
-    store = _store(tmp_path, check_keys=False)
+def test_without_the_key_check_unknown_keys_are_ignored_but_missing_ones_rejected(tmp_path, parse):
+    store = _store(tmp_path, parse, check_keys=False)
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
     lander.start()

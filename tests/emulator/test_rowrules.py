@@ -1,6 +1,6 @@
 """The casting rules (docs/EMULATOR.md, "How a JSON value becomes a column"), each on
-both sides of its edge, and that a row's fate never depends on its neighbours
-(issue #12 items 3 and 7)."""
+both sides of its edge, on both parse paths (native and sql), and that a row's fate never
+depends on its neighbours (issue #12 items 3 and 7)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,21 @@ import json
 
 import pytest
 import zstandard
-from emulator_support import ROWS_PATH, EmulatorProcess
+from emulator_support import ROWS_PATH, EmulatorProcess, require_native_parse
 
+from elastic_channels.emulator.parse_backends import PARSE_BACKENDS
 from elastic_channels.emulator.rowcheck import RowChecker
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 
-CHECKER = RowChecker(COLUMNS)
 D = decimal.Decimal
+_CHECKERS: dict[str, RowChecker] = {}
+
+
+def _checker(parse: str) -> RowChecker:
+    if parse not in _CHECKERS:
+        _CHECKERS[parse] = RowChecker(COLUMNS, parse=parse)
+    return _CHECKERS[parse]
 
 
 def _row(**changes) -> dict:
@@ -26,10 +33,10 @@ def _row(**changes) -> dict:
     return row
 
 
-def _one(row: dict | bytes) -> tuple[dict | None, str | None]:
-    """(the landed row, or None; the error, or None) for one line."""
+def _one(row: dict | bytes, parse: str) -> tuple[dict | None, str | None]:
+    """(the landed row, or None; the error, or None) for one line, on one parse path."""
     line = row if isinstance(row, bytes) else json.dumps(row).encode()
-    good, parsed, errors = CHECKER.check(line + b"\n")
+    good, parsed, errors = _checker(parse).check(line + b"\n")
     assert parsed == 1
     if errors:
         return None, errors[0].message
@@ -101,6 +108,8 @@ RULES = [
     ("SALE_TIME", 1700000000123456789, "2023-11-14T22:13:20.123456+00:00"),  # ns, to the µs
     ("SALE_TIME", 9223372036854775807, _epoch(9223372036854775807, "ns")),
     ("SALE_TIME", 9223372036854775808, None),  # past 64 bits
+    ("SALE_TIME", -9223372036854775807, _epoch(-9223372036854775807 // 1000 + 1, "us")),
+    ("SALE_TIME", -9223372036854775808, None),  # no magnitude (abs overflows)
     # ... and at most 9 fractional digits (Snowflake's FF9), kept to the microsecond
     ("SALE_TIME", "2023-11-14T22:13:20.123456789Z", "2023-11-14T22:13:20.123456+00:00"),
     ("SALE_TIME", "2023-11-14T22:13:20.999999999+01:00", "2023-11-14T21:13:20.999999+00:00"),
@@ -126,8 +135,8 @@ def _norm(column: str, value):
 @pytest.mark.parametrize(
     ("column", "value", "lands"), RULES, ids=[f"{c}={v!r}" for c, v, _ in RULES]
 )
-def test_casting_rule(column, value, lands):
-    got, error = _one(_row(**{column: value}))
+def test_casting_rule(column, value, lands, parse):
+    got, error = _one(_row(**{column: value}), parse)
     if lands is None:
         assert got is None, f"{column}={value!r} landed as {got and got[column]!r}"
         assert f"$.{column}" in error or column in error, error
@@ -136,23 +145,26 @@ def test_casting_rule(column, value, lands):
         assert _norm(column, got[column]) == _norm(column, lands)
 
 
-def test_key_rules():
+def test_key_rules(parse):
     row = _row()
-    assert _one({**row, "EXTRA": 1})[1] == "Object contains unknown field `EXTRA`"
+    assert _one({**row, "EXTRA": 1}, parse)[1] == "Object contains unknown field `EXTRA`"
     missing = {k: v for k, v in row.items() if k != "ITEM"}
-    assert _one(missing)[1] == "Object missing required field `ITEM`"
+    assert _one(missing, parse)[1] == "Object missing required field `ITEM`"
     reordered = dict(reversed(list(row.items())))
-    assert _one(reordered)[1] is None, "key order does not matter"
+    assert _one(reordered, parse)[1] is None, "key order does not matter"
     dup = json.dumps(row)[:-1].encode() + b', "TXID": "again"}'
-    assert "duplicated field `TXID`" in _one(dup)[1]
-    assert "Expected `object`" in _one(b"[1, 2]")[1]
-    assert "malformed JSON" in _one(b'{"TXID": ')[1]
-    assert "invalid UTF-8" in _one(b'{"TXID": "\xc3\x28"}')[1]
+    assert "duplicated field `TXID`" in _one(dup, parse)[1]
+    assert "Expected `object`" in _one(b"[1, 2]", parse)[1]
+    assert "malformed JSON" in _one(b'{"TXID": ', parse)[1]
+    assert "invalid UTF-8" in _one(b'{"TXID": "\xc3\x28"}', parse)[1]
 
 
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory):
-    proc = EmulatorProcess(tmp_path_factory.mktemp("rules") / "emu").start()
+@pytest.fixture(scope="module", params=PARSE_BACKENDS)
+def emu(request, tmp_path_factory):
+    if request.param == "native":
+        require_native_parse()
+    rules = tmp_path_factory.mktemp(f"rules-{request.param}") / "emu"
+    proc = EmulatorProcess(rules, "--parse", request.param).start()
     proc.token = proc.scoped_token()
     yield proc
     assert proc.stop() == 0, proc.stderr()

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 PYTHON_DIR = HERE.parent / "python"
 
@@ -294,3 +296,15 @@ def read_reply(sock: Any, timeout: float = 10) -> tuple[int, bytes]:
     except (http.client.RemoteDisconnected, ConnectionError):
         return 0, b""
     return resp.status, resp.read()
+
+
+def require_native_parse() -> None:
+    """Skip (fail in CI, ``CI=true``) when the native row parser is not built."""
+    from elastic_channels.emulator.parse_backends import native_parse_available
+
+    if native_parse_available():
+        return
+    why = "elastic_native.RowParser is not importable (maturin develop)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{why} (CI=true: the native module must be built)")
+    pytest.skip(why)

@@ -19,6 +19,7 @@ from .control import ControlError, running_server
 from .drop_sink import SINKS
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
 from .http_server import HttpLimits, check_loopback
+from .parse_backends import PARSE_BACKENDS
 from .store import StoreError
 
 __all__ = ["add_serve", "friendly"]
@@ -130,6 +131,14 @@ def add_serve(sub: Any) -> None:
         "(those keys are then ignored, not rejected; missing keys, nulls and bad values are "
         "still rejected)",
     )
+    s.add_argument(
+        "--parse",
+        choices=PARSE_BACKENDS,
+        default=None,
+        help="how landing parses the rows: native (the project's Rust row parser; the lines "
+        "it leaves go through the SQL path) or sql (one DuckDB query per batch); default: "
+        "native when the native module is built, else sql",
+    )
     s.add_argument("--duckdb-threads", type=int, default=2, help="DuckDB threads (default 2)")
     s.add_argument(
         "--table-format",
@@ -218,7 +227,8 @@ def serve(args: argparse.Namespace) -> int:
         pipe=args.pipe, table=args.table, columns=COLUMNS, public_keys=keys,
         token_ttl_s=args.token_ttl_seconds, fsync=not args.no_fsync,
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
-        check_keys=not args.no_key_check, sink=args.sink, answer_delay_s=args.answer_delay_seconds,
+        check_keys=not args.no_key_check, parse=args.parse, sink=args.sink,
+        answer_delay_s=args.answer_delay_seconds,
         sink_check=not args.no_sink_check,
         table_format=args.table_format,
         limits=HttpLimits(

@@ -74,6 +74,9 @@ class EmulatorConfig:
     #: Pre-scan every bulk batch so rows with unknown/duplicated keys are rejected. Off:
     #: ~30% less landing CPU, and such keys are ignored instead (nothing else changes).
     check_keys: bool = True
+    #: The landing parse path (``parse_backends.py``): "native" (the Rust row parser)
+    #: or "sql" (one DuckDB query); None: native when it is built.
+    parse: str | None = None
     #: Sent to the SDK in pipe-info ``parameter_overrides`` (None: the SDK's default ~1 s).
     append_buffer_ms: int | None = None
     #: Timeouts and the connection cap of the HTTPS server.
@@ -182,7 +185,7 @@ class Emulator:
         self.store = _open_store_nicer(
             cfg.data_dir / DB_FILE, cfg.table, cfg.columns, threads=cfg.duckdb_threads,
             work_dir=work_dir_of(spool), check_keys=cfg.check_keys,
-            table_format=cfg.table_format,
+            table_format=cfg.table_format, parse=cfg.parse,
         )  # fmt: skip
         self.lander = Lander(spool, self.store, self.stats, fsync=cfg.fsync)
         self.lander.start()

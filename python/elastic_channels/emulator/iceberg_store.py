@@ -41,11 +41,10 @@ from .store import (
     ERRORS_TABLE,
     ICEBERG_DIR,
     LANDED_TABLE,
+    Body,
     LandedFile,
     Store,
     StoreError,
-    count_lines,
-    explain_refused,
 )
 
 __all__ = ["KEEP_SNAPSHOTS", "IcebergStore"]
@@ -81,6 +80,7 @@ class IcebergStore(Store):
         work_dir: Path | None = None,
         check_keys: bool = True,
         compact: bool = True,
+        parse: str | None = None,
     ) -> None:
         #: Held for every commit to the Iceberg table and the DuckDB copy that follows.
         self.commit_lock = threading.Lock()
@@ -89,11 +89,16 @@ class IcebergStore(Store):
             self.iceberg = IcebergTable(Path(db_path).parent / ICEBERG_DIR, table, columns)
         except (ValueError, OSError) as e:
             raise StoreError(f"cannot open the Iceberg table: {e}") from None
-        names = ", ".join(quote_ident(n) for n, _ in columns)
-        self._select = f"SELECT {names} FROM ({{parse}}) WHERE _ERR IS NULL"
-        super().__init__(
-            db_path, table, columns, threads=threads, work_dir=work_dir, check_keys=check_keys
+        # Typed as the table is, whichever parse path's relation the rows come from.
+        typed = ", ".join(
+            f"CAST({quote_ident(n)} AS {column_type(t).duckdb}) AS {quote_ident(n)}"
+            for n, t in columns
         )
+        self._select = f"SELECT {typed} FROM ({{rows}})"
+        super().__init__(
+            db_path, table, columns, threads=threads, work_dir=work_dir, check_keys=check_keys,
+            parse=parse,
+        )  # fmt: skip
         self.compactor = Compactor(self)
         if compact:
             self.compactor.start()
@@ -162,19 +167,24 @@ class IcebergStore(Store):
 
     def land(
         self,
-        files: dict[str, Path],
+        bodies: dict[str, Body],
         record: Any,
         crash: Any = None,
     ) -> dict[str, LandedFile]:
-        """Parse ``files`` (the native path's query) and commit the good rows, with the
+        """Parse ``bodies`` (the store's parse path) and commit the good rows, with the
         record of the requests, as one Iceberg snapshot; then copy the record to DuckDB."""
         cur = self._con.cursor()
         try:
             cur.execute("BEGIN")
             try:
-                parse, results, by_path = count_lines(cur, files, self._parse_sql)
-                rows = _arrow(cur.sql(self._select.format(parse=parse)))
-                explain_refused(cur, parse, results, by_path, rows.num_rows)
+                parts: list[pa.Table] = []
+
+                def take(select: str) -> int:
+                    parts.append(_arrow(cur.sql(self._select.format(rows=select))))
+                    return parts[-1].num_rows
+
+                results = self.parse.land(cur, bodies, take)
+                rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
                 landed_rows, error_rows = record(results)
             finally:
                 cur.execute("ROLLBACK")  # it only read

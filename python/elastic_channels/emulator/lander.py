@@ -22,9 +22,10 @@ from typing import Any
 
 import duckdb
 
+from .batch_sql import Body, LineError
 from .bodies import BadBody, BodyTooLarge, inflate
 from .crashpoints import crash_point
-from .lines import clean_lines, line_numbers
+from .lines import clean_lines
 from .spool import Spool, SpoolEntry
 from .stats import MAX_KEPT_ERRORS, Stats
 from .store import LandedFile, Store, StoreError
@@ -219,17 +220,17 @@ class Lander:
 
     def _land(self, batch: Sequence[SpoolEntry], failure: str | None = None) -> None:
         t0 = time.monotonic()
-        files, early = prepare_batch(self.spool, batch, failure)
+        bodies, early = prepare_batch(self.spool, batch, failure)
         outcome: dict[int, LandedFile] = {}
 
         def record(results: dict[str, LandedFile]) -> tuple[list[tuple], list[tuple]]:
             landed_rows, error_rows = [], []
             for entry in batch:
                 got = results[str(entry.seq)]
-                errors = numbered_errors(self.spool, entry, got, early[entry.seq])
+                errors = sorted(early[entry.seq] + got.errors)
                 got.parsed += len(early[entry.seq])
                 outcome[entry.seq] = got
-                got.errors = errors  # type: ignore[assignment]
+                got.errors = errors
                 landed_rows.append(
                     (entry.seq, entry.request_id, *entry.channel, entry.offset_token,
                      got.parsed, got.inserted)
@@ -238,11 +239,11 @@ class Lander:
                     error_rows.append((*entry.channel, entry.request_id, line, message, excerpt))
             return landed_rows, error_rows
 
-        self._store.land(files, record, crash_point)
+        self._store.land(bodies, record, crash_point)
         share = (time.monotonic() - t0) / len(batch)
         for entry in batch:
             got = outcome[entry.seq]
-            messages = [f"line {line}: {msg}" for line, msg, _ in got.errors]  # type: ignore[misc]
+            messages = [f"line {line}: {msg}" for line, msg, _ in got.errors]
             self._stats.landed(
                 entry.channel, got.parsed, got.inserted, messages, share, entry.raw_bytes,
                 offset_token=entry.offset_token,
@@ -269,20 +270,15 @@ def recover_spool(spool: Spool, store: Store) -> list[SpoolEntry]:
     return [e for e in entries if e.seq not in done]
 
 
-#: A rejected line: (line number, message, excerpt).
-LineError = tuple[int, str, str]
-
-
 def prepare_batch(
     spool: Spool, batch: Sequence[SpoolEntry], failure: str | None
-) -> tuple[dict[str, Path], dict[int, list[LineError]]]:
-    """Each request's clean lines written to its work file (name -> path), and the lines
+) -> tuple[dict[str, Body], dict[int, list[LineError]]]:
+    """Each request's clean lines with its work file (name -> body), and the lines
     refused before parsing (per request seq). An unreadable spooled body, or a batch-wide
-    ``failure``, leaves an empty file and one error for the whole request."""
-    files: dict[str, Path] = {}
+    ``failure``, leaves no lines and one error for the whole request."""
+    bodies: dict[str, Body] = {}
     early: dict[int, list[LineError]] = {}
     for entry in batch:
-        path = spool.work_path(entry)
         try:
             raw = entry.raw if entry.raw is not None else inflate(spool.read(entry), entry.encoding)
             raw, early[entry.seq] = clean_lines(raw)
@@ -290,18 +286,5 @@ def prepare_batch(
             raw, early[entry.seq] = b"", [(0, f"spooled body unreadable: {e}", "")]
         if failure is not None:
             raw, early[entry.seq] = b"", [(0, failure, "")]
-        path.write_bytes(raw)
-        files[str(entry.seq)] = path
-    return files, early
-
-
-def numbered_errors(
-    spool: Spool, entry: SpoolEntry, got: LandedFile, early: list[LineError]
-) -> list[LineError]:
-    """Every rejected line of a request as (line number, message, excerpt), in order."""
-    errors = list(early)
-    if got.errors:
-        raw = spool.work_path(entry).read_bytes()
-        numbers = line_numbers(raw, [digest for _, _, digest in got.errors])
-        errors += [(numbers[i], msg, exc) for i, (msg, exc, _) in enumerate(got.errors)]
-    return sorted(errors)
+        bodies[str(entry.seq)] = Body(spool.work_path(entry), raw)
+    return bodies, early

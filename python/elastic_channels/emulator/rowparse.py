@@ -44,8 +44,10 @@ _NUMERIC_START = "('-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9')"
 _TRUE = "('true', 't', 'yes', 'y', 'on', '1')"
 _FALSE = "('false', 'f', 'no', 'n', 'off', '0')"
 # Integer-stored timestamps: the magnitude says the unit (Snowflake's AUTO rule).
+# The smallest BIGINT has no magnitude (abs would overflow and fail the whole query).
 _EPOCH = (
-    "CASE WHEN abs({n}) < 31536000000 THEN make_timestamp({n} * 1000000) "
+    "CASE WHEN {n} = -9223372036854775808 THEN NULL "
+    "WHEN abs({n}) < 31536000000 THEN make_timestamp({n} * 1000000) "
     "WHEN abs({n}) < 31536000000000 THEN make_timestamp({n} * 1000) "
     "WHEN abs({n}) < 31536000000000000 THEN make_timestamp({n}) "
     "ELSE make_timestamp({n} // 1000) END"

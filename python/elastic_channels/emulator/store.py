@@ -17,17 +17,25 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from .batch_sql import Body, LandedFile
+from .parse_backends import make_parse
 from .query_guard import QueryRefused, check_query
-from .rowparse import NOT_BLANK, SOURCE, parse_sql
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
-__all__ = ["ERRORS_TABLE", "ICEBERG_DIR", "LANDED_TABLE", "LandedFile", "Store", "StoreError"]
+__all__ = [
+    "ERRORS_TABLE",
+    "ICEBERG_DIR",
+    "LANDED_TABLE",
+    "Body",
+    "LandedFile",
+    "Store",
+    "StoreError",
+]
 
 log = logging.getLogger("elastic_channels.emulator")
 
@@ -58,16 +66,6 @@ def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-@dataclass
-class LandedFile:
-    """What one request's lines came to: rows parsed and inserted, and the bad ones as
-    ``(message, excerpt, md5 of the line)`` (line numbers are the lander's to find)."""
-
-    parsed: int = 0
-    inserted: int = 0
-    errors: list[tuple[str, str, str]] = field(default_factory=list)
-
-
 class Store:
     """One DuckDB database file holding the landing table, kept errors and landed requests."""
 
@@ -81,6 +79,7 @@ class Store:
         read_only: bool = False,
         work_dir: Path | None = None,
         check_keys: bool = True,
+        parse: str | None = None,
     ) -> None:
         self.table = table
         self.columns = tuple(columns)
@@ -117,7 +116,8 @@ class Store:
             f"INSERT INTO {quote_ident(table)} ({names}, {quote_ident(COMMIT_TIME_COLUMN)}) "
             f"SELECT {names}, now()"
         )
-        self._parse_sql = parse_sql(columns, check_keys=check_keys)
+        #: The parse path (``parse_backends.py``): native or sql.
+        self.parse = make_parse(columns, check_keys=check_keys, backend=parse)
 
     def _create_landing_table(self) -> None:
         """The native landing table (a DuckDB table), refused if made otherwise before."""
@@ -169,11 +169,11 @@ class Store:
 
     def land(
         self,
-        files: dict[str, Path],
+        bodies: dict[str, Body],
         record: Any,
         crash: Any = None,
     ) -> dict[str, LandedFile]:
-        """Parse and land ``files`` (name -> raw NDJSON path) in one transaction.
+        """Parse and land ``bodies`` (name -> its lines and work file) in one transaction.
 
         ``record(results) -> (landed_rows, error_rows)`` is called inside the transaction
         with the per-file results and returns the ``_EMULATOR_LANDED`` and
@@ -183,11 +183,12 @@ class Store:
         try:
             cur.execute("BEGIN")
             try:
-                parse, results, by_path = count_lines(cur, files, self._parse_sql)
-                row = cur.execute(f"{self._insert_sql} FROM ({parse}) WHERE _ERR IS NULL")
-                count = row.fetchone()
-                inserted = int(count[0]) if count else 0
-                explain_refused(cur, parse, results, by_path, inserted)
+
+                def insert(rows: str) -> int:
+                    count = cur.execute(f"{self._insert_sql} FROM ({rows})").fetchone()
+                    return int(count[0]) if count else 0
+
+                results = self.parse.land(cur, bodies, insert)
                 landed_rows, error_rows = record(results)
                 cur.executemany(
                     f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
@@ -236,40 +237,3 @@ class Store:
         except duckdb.Error:
             pass
         self._con.close()
-
-
-def count_lines(
-    cur: duckdb.DuckDBPyConnection, files: dict[str, Path], parse_sql: str
-) -> tuple[str, dict[str, LandedFile], dict[str, str]]:
-    """The parse query over ``files`` and each file's rows (all counted as landed)."""
-    paths = ", ".join(_sql_str(str(p)) for p in files.values())
-    source = (
-        f"read_csv([{paths}], columns={{'_SRC': 'VARCHAR'}}, delim='\\x01', quote='', "
-        "escape='', header=false, auto_detect=false, new_line='\\n', filename=true, "
-        "max_line_size=67108864, strict_mode=false)"
-    )
-    by_path = {str(p): name for name, p in files.items()}
-    results = {name: LandedFile() for name in files}
-    for path, n in cur.execute(
-        f"SELECT filename, count(*) FROM {source} WHERE {NOT_BLANK} GROUP BY 1"
-    ).fetchall():
-        results[by_path[path]] = LandedFile(int(n), int(n))
-    return parse_sql.replace(SOURCE, source), results, by_path
-
-
-def explain_refused(
-    cur: duckdb.DuckDBPyConnection,
-    parse: str,
-    results: dict[str, LandedFile],
-    by_path: dict[str, str],
-    inserted: int,
-) -> None:
-    """If fewer rows landed than were parsed (rare), parse again for why, and where."""
-    if inserted == sum(r.parsed for r in results.values()):
-        return
-    for path, err, excerpt, digest in cur.execute(
-        f"SELECT _FILE, _ERR, _EXCERPT, _MD5 FROM ({parse}) WHERE _ERR IS NOT NULL"
-    ).fetchall():
-        got = results[by_path[path]]
-        got.errors.append((err, excerpt, digest))
-        got.inserted -= 1

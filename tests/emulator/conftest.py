@@ -1,0 +1,21 @@
+"""Every landing behaviour test runs on both parse paths (``--parse native|sql``).
+
+``parse`` is parametrised over the native row parser and the SQL path; the native case
+is skipped only when it is not built, and then only outside CI (``CI=true``: a failure),
+as the root conftest does for the generator's backends.
+"""
+
+from __future__ import annotations
+
+import pytest
+from emulator_support import require_native_parse
+
+from elastic_channels.emulator.parse_backends import PARSE_BACKENDS
+
+
+@pytest.fixture(params=PARSE_BACKENDS)
+def parse(request) -> str:
+    """The landing parse path, by name."""
+    if request.param == "native":
+        require_native_parse()
+    return request.param
