@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from elastic_channels.dashboard.settings import ENV as DASHBOARD_ENV
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p.stem for p in (REPO / "deploy").glob("*.sh"))
 #: What each script needs on its command line before --dry-run can run it.
@@ -113,7 +115,7 @@ def test_env_example_names_every_setting() -> None:
         "ELASTIC_K8S_METRICS",  # a table name, not a setting
         "ELASTIC_EMULATOR_CRASH_AT",  # a test hook of the emulator
         # what `elastic-channels dashboard` hands the Streamlit app it starts
-        "ELASTIC_DASHBOARD_DATA_DIR", "ELASTIC_DASHBOARD_PROFILE", "ELASTIC_DASHBOARD_REFRESH_S",
+        *DASHBOARD_ENV.values(),
     }  # fmt: skip
     assert read - internal <= declared, f"not in .env.example: {sorted(read - internal - declared)}"
     for key in ("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PRIVATE_KEY_FILE", "REGISTRY"):
