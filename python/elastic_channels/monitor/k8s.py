@@ -3,11 +3,11 @@
 A watch on the run's pods (``elastic-channels/run-id=<run>``) starts one follower per
 pod as it starts running; a follower streams the pod's ``worker`` container log and
 puts each line on the monitor's queue with the pod's and node's names. When a stream
-ends while the pod still runs (an API server restart, a timeout), the follower
-reconnects and reads the log again from its start: the monitor keeps one line per
-worker and window, so lines read twice change nothing. A watch that ends is started
-again. Uses the maintained ``kubernetes`` client (in the cluster, its service
-account; elsewhere, the kubeconfig).
+ends while the pod still runs (an API server restart, a timeout), or breaks before
+its end even if the pod has ended, the follower reconnects and reads the log again
+from its start: the monitor keeps one line per worker and window, so lines read twice
+change nothing. A watch that ends is started again. Uses the maintained ``kubernetes``
+client (in the cluster, its service account; elsewhere, the kubeconfig).
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ TERMINAL = ("Succeeded", "Failed")
 #: A log stream silent this long is taken as dead and reconnected (a worker prints a
 #: line every window, seconds apart).
 READ_TIMEOUT_S = 120
+#: Reads of an ended pod's log that may break before it is given up (its node gone,
+#: say), so that the run still ends.
+ENDED_POD_READS = 5
 
 
 def run_selector(run_id: str) -> str:
@@ -133,15 +136,26 @@ class PodLogSource:
     # --- logs -----------------------------------------------------------------------------
 
     def _follow(self, pod: str, node: str | None) -> None:
+        ended_reads = 0
         while not self._stopping.is_set():
+            whole = False  # the server ended the stream, rather than it broke
             try:
                 for line in self._stream_lines(pod):
                     self.lines.put((line, pod, node))
+                whole = True
             except Exception as e:
                 log.warning("log stream of %s broke: %s", pod, e)
             phase = self._current_phase(pod)
-            if phase is None or phase in TERMINAL:
-                return  # read to the end (or the pod is gone)
+            if phase is None:
+                return  # the pod is gone: nothing more to read
+            if phase in TERMINAL:
+                ended_reads += 1
+                if whole:
+                    return  # read to the end
+                if ended_reads >= ENDED_POD_READS:
+                    log.warning("giving up on the log of %s: it broke %d times after the "
+                                "pod ended", pod, ended_reads)  # fmt: skip
+                    return
             self.reconnects += 1
             self._stopping.wait(self.retry_s)
 
