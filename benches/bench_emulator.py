@@ -12,6 +12,10 @@ waits for landing to drain.
     python benches/bench_emulator.py --target-bps 20e6 --duration-seconds 20
     python benches/bench_emulator.py --target-bps 92e6 --duration-seconds 30 --rounds 2
     python benches/bench_emulator.py --target-bps 0 --baseline none    # this tree only
+    python benches/bench_emulator.py --target-bps 20e6 --parse native,sql --baseline REV
+
+``--parse native,sql`` runs this tree's emulator once per landing parse path
+(``serve --parse``), labelled ``new-native`` and ``new-sql``, beside the baseline.
 
 Reports, per emulator (MB = 10**6 bytes of uncompressed NDJSON):
   landed_mbps_steady   bytes committed to DuckDB per second, after a warm-up, while the
@@ -165,7 +169,9 @@ def duration_flag(python_dir: Path) -> str:
     return "--duration-seconds" if renamed else "--duration"
 
 
-def bench(args: argparse.Namespace, python_dir: Path, label: str) -> dict[str, Any]:
+def bench(
+    args: argparse.Namespace, python_dir: Path, label: str, extra: list[str]
+) -> dict[str, Any]:
     sys.path.insert(0, str(REPO / "python"))
     from elastic_channels.emulator.control import ControlClient
 
@@ -181,6 +187,7 @@ def bench(args: argparse.Namespace, python_dir: Path, label: str) -> dict[str, A
     serve += ["--duckdb-threads", str(args.duckdb_threads)]
     if args.no_key_check:
         serve.append("--no-key-check")
+    serve += extra
     emu = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL)
     try:
         _wait_for(tmp / "info.json", emu, 30)
@@ -260,7 +267,9 @@ def bench(args: argparse.Namespace, python_dir: Path, label: str) -> dict[str, A
     }
 
 
-def http_path(args: argparse.Namespace, python_dir: Path, label: str) -> dict[str, Any]:
+def http_path(
+    args: argparse.Namespace, python_dir: Path, label: str, extra: list[str]
+) -> dict[str, Any]:
     """``--http-requests N``: N one-row appends, one after another on one keep-alive
     connection (no worker, no fsync): the request path alone, per request."""
     import http.client
@@ -280,7 +289,7 @@ def http_path(args: argparse.Namespace, python_dir: Path, label: str) -> dict[st
     emu = subprocess.Popen(
         [sys.executable, "-m", "elastic_channels.emulator", "serve", "--data-dir",
          str(tmp / "emu"), "--info-file", str(tmp / "info.json"), "--no-fsync",
-         duration_flag(python_dir), "600"],
+         duration_flag(python_dir), "600", *extra],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -369,6 +378,13 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the emulator's data dir (printed)")
     p.add_argument("--duckdb-threads", type=int, default=2, help="emulator DuckDB threads (2)")
     p.add_argument(
+        "--parse",
+        default="",
+        help="comma-separated landing parse paths of this tree's emulator to run side by "
+        "side (serve --parse), e.g. native,sql, each labelled new-PATH; default: one run "
+        "with serve's own default, labelled new",
+    )
+    p.add_argument(
         "--http-requests",
         type=int,
         default=0,
@@ -382,17 +398,21 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    runs = [("new", REPO / "python")]
+    parses = [p for p in args.parse.split(",") if p]
+    runs = [(f"new-{p}", REPO / "python", ["--parse", p]) for p in parses]
+    runs = runs or [("new", REPO / "python", [])]
     with tempfile.TemporaryDirectory(prefix="bench-emulator-baseline-") as tmp:
         if args.baseline != "none":
-            runs.insert(0, ("old", baseline_tree(args.baseline, Path(tmp))))
+            runs.insert(0, ("old", baseline_tree(args.baseline, Path(tmp)), []))
         one = http_path if args.http_requests else bench
-        results = [one(args, path, label) for _ in range(args.rounds) for label, path in runs]
+        results = [
+            one(args, path, label, extra) for _ in range(args.rounds) for label, path, extra in runs
+        ]
     if args.http_requests:
         print(json.dumps({"runs": results}, indent=2))
         return
     out: dict[str, Any] = {"runs": results}
-    for label, _ in runs:
+    for label, _, _ in runs:
         costs = [r["landing_cost_cpu_s_per_gb"] for r in results if r["emulator"] == label]
         rates = [r["landed_mbps_steady"] for r in results if r["emulator"] == label]
         out[f"{label}_landing_cost_cpu_s_per_gb"] = costs
