@@ -4,9 +4,9 @@ on 127.0.0.1 that answers the requests it makes: the kubeconfig read by
 chunks that cut them anywhere; one watch ended by a 410 Gone event, one closed, each
 watched again), each running pod's ``worker`` log followed as the kubelet streams it
 (chunks that cut lines anywhere; streams dropped mid-line, once while the pod runs and
-once as it ends), pods going Pending -> Running -> Succeeded/Failed. The monitor
-counts every window once, names pod and node on the rows, and sees the end when every
-pod is done."""
+once as it ends), pods going Pending -> Running -> Succeeded/Failed, and a pod deleted
+while no watch is open. The monitor counts every window once, names pod and node on
+the rows, and sees the end when every pod is done."""
 
 from __future__ import annotations
 
@@ -651,3 +651,30 @@ def test_an_ended_pod_whose_log_cannot_be_read_is_given_up(cluster: FakeCluster)
     assert cluster.log_reads() == {"worker-0": ENDED_POD_READS}
     assert following.source.reconnects == ENDED_POD_READS - 1
     assert following.sink.read_rows(RUN, summary=None) == []
+
+
+def test_a_pod_deleted_while_no_watch_is_open_has_ended(cluster: FakeCluster) -> None:
+    """The Job controller deletes a running pod (its deadline passed) just as the watch
+    is renewed: no DELETED event reaches the monitor, the pod is not in the new list;
+    its log stream ends and the pod is gone (404). It has ended: the run is done."""
+    (log0, w0), (log1, w1) = worker_log(0, 11), worker_log(1, 16)
+    cut = len(b"\n".join(log1.split(b"\n")[:3])) + 1  # worker-1's first two windows
+    cluster.add("worker-0", worker_labels(), "Running", "node-a")
+    cluster.add("worker-1", worker_labels(), "Running", "node-b", log1[:cut])
+    following = follow_run(expected_workers=2)
+    try:
+        cluster.write_log("worker-0", log0)
+        cluster.wait_for(lambda: len(cluster.log_reads()) == 2, "both logs followed")
+        cluster.end_watch("close", then=lambda: cluster.delete("worker-1"))
+        cluster.update("worker-0", phase="Succeeded")
+        assert following.done.wait(WAIT_S), (
+            "a pod deleted unseen kept the run from ending",
+            cluster.requests,
+        )
+    finally:
+        following.source.stop()
+
+    assert cluster.log_reads() == {"worker-0": 1, "worker-1": 1}
+    written = len([x for x in log1[:cut].split(b"\n") if x.startswith(b"{")])
+    w1.lines = w1.lines[:written]
+    assert_rows(following.sink, {"worker-0": (w0, "node-a"), "worker-1": (w1, "node-b")})

@@ -6,8 +6,9 @@ puts each line on the monitor's queue with the pod's and node's names. When a st
 ends while the pod still runs (an API server restart, a timeout), or breaks before
 its end even if the pod has ended, the follower reconnects and reads the log again
 from its start: the monitor keeps one line per worker and window, so lines read twice
-change nothing. A watch that ends is started again. Uses the maintained ``kubernetes``
-client (in the cluster, its service account; elsewhere, the kubeconfig).
+change nothing. A watch that ends is started again (listing the pods anew); a pod
+found gone (404) has ended, whether or not a watch saw it deleted. Uses the maintained
+``kubernetes`` client (in the cluster, its service account; elsewhere, the kubeconfig).
 """
 
 from __future__ import annotations
@@ -180,7 +181,9 @@ class PodLogSource:
         try:
             p = self.core.read_namespaced_pod(pod, self.namespace)
         except Exception as e:
-            if getattr(e, "status", None) == 404:
+            if getattr(e, "status", None) == 404:  # deleted, maybe while no watch was open
+                with self._lock:
+                    self._phase[pod] = "Failed"  # gone: there is nothing more to read
                 return None
             log.warning("reading pod %s failed: %s", pod, e)
             return self._phase.get(pod)
