@@ -6,7 +6,8 @@ watched again), each running pod's ``worker`` log followed as the kubelet stream
 (chunks that cut lines anywhere; streams dropped mid-line, once while the pod runs and
 once as it ends), pods going Pending -> Running -> Succeeded/Failed, and a pod deleted
 while no watch is open. The monitor counts every window once, names pod and node on
-the rows, and sees the end when every pod is done."""
+the rows, and sees the end when every pod is done; so does the monitor command, run
+with KUBECONFIG naming the fake server."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import json
 import queue
 import random
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,10 +26,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import duckdb
 import pytest
 from kubernetes import client
 from kubernetes.config import kube_config
-from monitor_support import EPOCH0, FakeWorker, duckdb_with_landing_table, make_sink
+from monitor_support import (
+    EPOCH0,
+    FakeWorker,
+    duckdb_with_landing_table,
+    make_sink,
+    sql_api_server,
+)
+from test_cli import REPO, write_profile
 
 from elastic_channels.monitor.k8s import (
     ENDED_POD_READS,
@@ -38,6 +49,7 @@ from elastic_channels.monitor.k8s import (
 from elastic_channels.monitor.monitor import Monitor
 from elastic_channels.monitor.sink import SqlMetricsSink
 from elastic_channels.monitor.sources import pump
+from elastic_channels.monitor.target import profile_sink
 
 RUN = "api-run"
 NS = "elastic"
@@ -149,6 +161,7 @@ class FakeCluster:
         self.gone_before = 0  # a watch from an older resourceVersion: 410 Gone
         self.stopping = False
         self.threads: list[threading.Thread] = []
+        self.kubeconfig = Path()  # the fixture writes it
 
     # changes (the kubelet, the scheduler, the Job controller)
 
@@ -443,6 +456,7 @@ def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeClu
         "contexts": [{"name": "fake",
                       "context": {"cluster": "fake", "user": "monitor", "namespace": NS}}],
     }))  # fmt: skip
+    fake.kubeconfig = kubeconfig
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     # The client reads KUBECONFIG once, when imported (a process started with it set,
     # as the monitor is, has it there): this process imported it before the test.
@@ -678,3 +692,38 @@ def test_a_pod_deleted_while_no_watch_is_open_has_ended(cluster: FakeCluster) ->
     written = len([x for x in log1[:cut].split(b"\n") if x.startswith(b"{")])
     w1.lines = w1.lines[:written]
     assert_rows(following.sink, {"worker-0": (w0, "node-a"), "worker-1": (w1, "node-b")})
+
+
+def test_the_monitor_command_follows_the_run_by_the_kubeconfig(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    """``python -m elastic_channels.monitor --k8s --exit-when-done``, started with
+    KUBECONFIG naming the fake server, as beside a cluster: the run's windows into the
+    metrics table through the SQL API, and it exits once every pod has ended."""
+    (log0, w0), (log1, w1) = worker_log(0, 11), worker_log(1, 11)
+    half = len(log1) // 2
+    cluster.add("worker-0", worker_labels(), "Succeeded", "node-a", log0)
+    cluster.add("worker-1", worker_labels(), "Running", "node-b", log1[:half])
+    cluster.add("elastic-monitor-5c9d", MONITOR_LABELS, "Running", "node-c", b"monitor up\n")
+    with sql_api_server(duckdb.connect()) as (url, pem):
+        profile = write_profile(tmp_path, url, pem)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "elastic_channels.monitor", "--k8s", "--run-id", RUN,
+             "--namespace", NS, "--exit-when-done", "--no-visible", "--grace-seconds", "0",
+             "--profile", str(profile)],
+            cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "python"),
+                 "HOME": str(tmp_path), "KUBECONFIG": str(cluster.kubeconfig)},
+        )  # fmt: skip
+        try:
+            cluster.wait_for(lambda: "worker-1" in cluster.log_reads(), "worker-1 followed")
+            cluster.write_log("worker-1", log1[half:])
+            cluster.update("worker-1", phase="Succeeded")
+            _, err = proc.communicate(timeout=2 * WAIT_S)
+        finally:
+            proc.kill()
+            proc.wait(WAIT_S)
+        assert proc.returncode == 0, err
+        assert f"monitor {RUN}: 0 row(s) already in" in err
+        assert cluster.log_reads() == {"worker-0": 1, "worker-1": 1}
+        assert_rows(profile_sink(profile), {"worker-0": (w0, "node-a"), "worker-1": (w1, "node-b")})
