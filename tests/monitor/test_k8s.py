@@ -72,7 +72,7 @@ class StubWatch:
     def __init__(self, core: StubCore, seen: list) -> None:
         self.core, self.seen = core, seen
 
-    def stream(self, func, namespace, *, label_selector, timeout_seconds):
+    def stream(self, func, namespace, *, label_selector, timeout_seconds, _request_timeout):
         """Each (re)started watch lists the pods as they are now; the first one also
         sees pod-1 go from Pending to Running."""
         self.seen.append((func, namespace, label_selector))

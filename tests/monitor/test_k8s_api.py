@@ -39,6 +39,7 @@ from monitor_support import (
 )
 from test_cli import REPO, write_profile
 
+from elastic_channels.monitor import k8s
 from elastic_channels.monitor.k8s import (
     ENDED_POD_READS,
     PodLogSource,
@@ -159,6 +160,7 @@ class FakeCluster:
         self.open_watches = 0
         self.watch_end: tuple[str, Callable[[], None] | None] | None = None
         self.gone_before = 0  # a watch from an older resourceVersion: 410 Gone
+        self.silent_watches = 0  # the next N watches send their list, then nothing ever
         self.stopping = False
         self.threads: list[threading.Thread] = []
         self.kubeconfig = Path()  # the fixture writes it
@@ -343,11 +345,18 @@ def handler_for(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
                     cursor = len(cluster.events)
                     first = [("ADDED", p.manifest()) for p in cluster.pods.values()]
                 cluster.open_watches += 1
+                silent = cluster.silent_watches > 0
+                cluster.silent_watches -= silent
+                cluster.cond.notify_all()
             self._start_stream(request, "application/json")
             try:
                 self._events(first, selector, rng)
                 if first and first[0][0] == "ERROR":
                     return self._end_stream()
+                if silent:  # a half-open connection: no event, no end, until stopped
+                    with cluster.cond:
+                        cluster.cond.wait_for(lambda: cluster.stopping, WAIT_S)
+                    return None
                 while True:
                     with cluster.cond:
                         cluster.cond.wait_for(
@@ -665,6 +674,27 @@ def test_an_ended_pod_whose_log_cannot_be_read_is_given_up(cluster: FakeCluster)
     assert cluster.log_reads() == {"worker-0": ENDED_POD_READS}
     assert following.source.reconnects == ENDED_POD_READS - 1
     assert following.sink.read_rows(RUN, summary=None) == []
+
+
+def test_a_silent_watch_is_taken_as_dead_and_watched_again(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pod watch's connection goes half-open (nothing comes, nothing ends): after
+    the watch's read timeout the client watches again, and a pod started meanwhile is
+    followed. Without the timeout the run's later pods would never be seen."""
+    monkeypatch.setattr(k8s, "WATCH_READ_TIMEOUT_S", 0.5)
+    log0, w0 = worker_log(0, 6)
+    cluster.silent_watches = 1
+    following = follow_run(expected_workers=1)
+    try:
+        cluster.wait_for(lambda: cluster.open_watches == 1, "the first watch")
+        cluster.add("worker-0", worker_labels(), "Running", "node-a", log0)
+        cluster.update("worker-0", phase="Succeeded")
+        assert following.done.wait(WAIT_S), ("a silent watch hid the run", cluster.requests)
+    finally:
+        following.source.stop()
+    assert len(cluster.watches()) >= 2
+    assert_rows(following.sink, {"worker-0": (w0, "node-a")})
 
 
 def test_a_pod_deleted_while_no_watch_is_open_has_ended(cluster: FakeCluster) -> None:

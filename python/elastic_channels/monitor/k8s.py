@@ -28,6 +28,11 @@ TERMINAL = ("Succeeded", "Failed")
 #: A log stream silent this long is taken as dead and reconnected (a worker prints a
 #: line every window, seconds apart).
 READ_TIMEOUT_S = 120
+#: The server ends a pod watch after this long; the client watches again.
+WATCH_SECONDS = 300
+#: A watch silent this long past WATCH_SECONDS is taken as dead (a half-open connection
+#: would otherwise hang it, and no pod started after it would be followed).
+WATCH_READ_TIMEOUT_S = WATCH_SECONDS + 30.0
 #: Reads of an ended pod's log that may break before it is given up (its node gone,
 #: say), so that the run still ends.
 ENDED_POD_READS = 5
@@ -99,7 +104,8 @@ class PodLogSource:
                     self.core.list_namespaced_pod,
                     self.namespace,
                     label_selector=self.selector,
-                    timeout_seconds=300,
+                    timeout_seconds=WATCH_SECONDS,
+                    _request_timeout=(10, WATCH_READ_TIMEOUT_S),
                 )
                 for event in stream:
                     self._on_pod(event.get("object"), event.get("type"))
