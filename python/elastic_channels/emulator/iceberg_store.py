@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from .iceberg_compact import Compactor
 from .iceberg_table import ERRORS_PROPERTY, LANDED_PROPERTY, CommitFailedException, IcebergTable
-from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
+from .schema import COMMIT_TIME_COLUMN, iceberg_duckdb_type, quote_ident
 from .store import (
     ERRORS_TABLE,
     ICEBERG_DIR,
@@ -91,7 +91,7 @@ class IcebergStore(Store):
             raise StoreError(f"cannot open the Iceberg table: {e}") from None
         # Typed as the table is, whichever parse path's relation the rows come from.
         typed = ", ".join(
-            f"CAST({quote_ident(n)} AS {column_type(t).duckdb}) AS {quote_ident(n)}"
+            f"CAST({quote_ident(n)} AS {iceberg_duckdb_type(t)}) AS {quote_ident(n)}"
             for n, t in columns
         )
         self._select = f"SELECT {typed} FROM ({{rows}})"
@@ -153,7 +153,7 @@ class IcebergStore(Store):
             body = f"SELECT {', '.join(quote_ident(c) for c in cols)} FROM read_parquet([{files}])"
         else:
             typed = [
-                f"CAST(NULL AS {column_type(t).duckdb}) AS {quote_ident(n)}"
+                f"CAST(NULL AS {iceberg_duckdb_type(t)}) AS {quote_ident(n)}"
                 for n, t in self.columns
             ]
             typed.append(f"CAST(NULL AS TIMESTAMPTZ) AS {quote_ident(COMMIT_TIME_COLUMN)}")

@@ -4,8 +4,8 @@
 metadata file, swapped atomically by each commit) and the warehouse
 (``PUBLIC/RESORT_SALES/{data,metadata}``: Parquet data files, Avro manifests, JSON
 table metadata), readable by any Iceberg engine. The schema is ``model.COLUMNS`` in the
-types the native table has (``NUMBER(9,0)`` -> int, ``NUMBER(10,0)`` -> long,
-``NUMBER(p,s)`` -> decimal(p,s), ``VARCHAR`` -> string, ``TIMESTAMP_TZ`` -> timestamptz,
+Iceberg types Snowflake writes for a Snowflake-managed table (``NUMBER(p,s)`` ->
+decimal(p,s), also for s = 0; ``VARCHAR`` -> string, ``TIMESTAMP_TZ`` -> timestamptz,
 microseconds) plus ``_COMMIT_TIME`` (timestamptz), every field required.
 
 A commit can carry string properties in its snapshot summary: the store puts there the
@@ -36,15 +36,13 @@ from pyiceberg.types import (
     DecimalType,
     DoubleType,
     IcebergType,
-    IntegerType,
-    LongType,
     NestedField,
     StringType,
     TimestampType,
     TimestamptzType,
 )
 
-from .schema import COMMIT_TIME_COLUMN, column_type
+from .schema import COMMIT_TIME_COLUMN, iceberg_duckdb_type
 
 __all__ = [
     "LANDED_PROPERTY",
@@ -69,11 +67,8 @@ TABLE_PROPERTIES = {
 
 
 def _iceberg_type(sf_type: str) -> IcebergType:
-    duck = column_type(sf_type).duckdb
+    duck = iceberg_duckdb_type(sf_type)
     simple: dict[str, IcebergType] = {
-        "INTEGER": IntegerType(),
-        "BIGINT": LongType(),
-        "HUGEINT": DecimalType(38, 0),
         "VARCHAR": StringType(),
         "DOUBLE": DoubleType(),
         "BOOLEAN": BooleanType(),

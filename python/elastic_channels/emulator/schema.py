@@ -65,6 +65,17 @@ def column_type(snowflake_type: str) -> ColumnType:
     raise ValueError(f"unsupported Snowflake column type {snowflake_type!r}")
 
 
+def iceberg_duckdb_type(snowflake_type: str) -> str:
+    """The DuckDB type of a column in the Iceberg table: as :func:`column_type`, but
+    ``NUMBER(p,0)`` stays ``DECIMAL(p,0)`` (Iceberg ``decimal(p,0)``), as Snowflake writes
+    a NUMBER column of a Snowflake-managed Iceberg table (its Iceberg ``int``/``long``
+    are read as NUMBER(10,0)/NUMBER(19,0), not written for NUMBER(p,0))."""
+    ct = column_type(snowflake_type)
+    if ct.precision is not None:
+        return f"DECIMAL({ct.precision},{ct.scale or 0})"
+    return ct.duckdb
+
+
 def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
