@@ -161,6 +161,19 @@ def baseline_tree(rev: str, into: Path) -> Path:
     return into / "python"
 
 
+def this_tree(into: Path) -> Path:
+    """A ``python/`` for this tree's emulator: its ``elastic_channels``, and its
+    ``elastic_native`` only when that holds the built module (``maturin develop``); else
+    the installed one's (a non-editable install, as in CI: the source folder alone has
+    no compiled module and would hide it)."""
+    into.mkdir(parents=True)
+    (into / "elastic_channels").symlink_to(REPO / "python" / "elastic_channels")
+    native = REPO / "python" / "elastic_native"
+    if any(native.glob("_elastic_native*.so")) or any(native.glob("_elastic_native*.pyd")):
+        (into / "elastic_native").symlink_to(native)
+    return into
+
+
 def duration_flag(python_dir: Path) -> str:
     """``serve``'s stop-after flag in the tree at ``python_dir``: ``--duration-seconds``,
     or ``--duration`` in emulators from before it was renamed (the baseline's)."""
@@ -399,9 +412,10 @@ def main() -> None:
         worker(args)
         return
     parses = [p for p in args.parse.split(",") if p]
-    runs = [(f"new-{p}", REPO / "python", ["--parse", p]) for p in parses]
-    runs = runs or [("new", REPO / "python", [])]
     with tempfile.TemporaryDirectory(prefix="bench-emulator-baseline-") as tmp:
+        here = this_tree(Path(tmp) / "new")
+        runs = [(f"new-{p}", here, ["--parse", p]) for p in parses]
+        runs = runs or [("new", here, [])]
         if args.baseline != "none":
             runs.insert(0, ("old", baseline_tree(args.baseline, Path(tmp)), []))
         one = http_path if args.http_requests else bench
