@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from emulator_support import sdk_available
+from emulator_support import query_emulator, sdk_available
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 
@@ -95,16 +95,6 @@ def test_help_explains_run(tmp_path: Path) -> None:
     assert "(default: 1)" in proc.stdout and "default: None" not in proc.stdout
 
 
-def _query_emulator(cwd: Path, sql: str) -> list[dict]:
-    done = subprocess.run(
-        [sys.executable, "-m", "elastic_channels", "emulator", "query",
-         "--data-dir", ".elastic-channels/emulator", sql],
-        capture_output=True, text=True, timeout=60, cwd=cwd,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
-
-
 def _child_pids(parent: int) -> dict[int, str]:
     """The child processes of ``parent`` and their command lines (from /proc)."""
     out = {}
@@ -160,7 +150,7 @@ def test_a_killed_worker_is_reported_lost_unknown_and_progress_goes_on(tmp_path:
     assert killed["rows_landed"] > 0 and killed["missing_below_last_landed"] >= 0
     # Its bounds: what it generated for certain up to what its pacing allowed, and every
     # TXID of it that landed within them.
-    (top,) = _query_emulator(
+    (top,) = query_emulator(
         tmp_path, "SELECT max(CAST(regexp_extract(TXID, '([0-9]+)$', 1) AS BIGINT)) + 1 "
         "AS N FROM RESORT_SALES WHERE WORKER_ID = 1",
     )  # fmt: skip

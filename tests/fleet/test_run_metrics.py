@@ -9,22 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from emulator_support import sdk_available
+from emulator_support import query_emulator, sdk_available
 
 from elastic_channels.dashboard import metrics_sql as m
 from elastic_channels.dashboard.dialect import DUCKDB
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
-
-
-def _query(cwd: Path, sql: str) -> list[dict]:
-    done = subprocess.run(
-        [sys.executable, "-m", "elastic_channels", "emulator", "query",
-         "--data-dir", ".elastic-channels/emulator", sql],
-        capture_output=True, text=True, timeout=60, cwd=cwd,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
 
 
 def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: Path) -> None:
@@ -42,7 +32,7 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
             time.sleep(1)
             if (tmp_path / ".elastic-channels" / "emulator" / "info.json").exists():
                 try:
-                    seen_live = _query(
+                    seen_live = query_emulator(
                         tmp_path,
                         "SELECT WINDOW_START FROM ELASTIC_K8S_METRICS "
                         f"WHERE RUN_ID = '{run_id}' AND IS_FLEET",
@@ -62,7 +52,7 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
     assert sum(w["rows"] for w in metrics) == totals["rows_sent"]
     # What the table holds now is what was printed: fleet rows, each the exact sum of
     # its workers' rows.
-    rows = _query(
+    rows = query_emulator(
         tmp_path,
         "SELECT WINDOW_START, IS_FLEET, WORKER_ID, ROWS_APPENDED FROM ELASTIC_K8S_METRICS "
         f"WHERE RUN_ID = '{run_id}' AND NOT IS_SUMMARY ORDER BY WINDOW_START",
@@ -81,9 +71,9 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
     # The dashboard's totals read the workers' summary rows, and its lost (their rows
     # minus the distinct TXIDs landed) is what the run reported.
     landed = result["landed"]
-    cols = [r["column_name"] for r in _query(tmp_path, "DESCRIBE ELASTIC_K8S_METRICS")]
-    (t,) = _query(tmp_path, m.totals(DUCKDB, run_id, m.MetricsColumns.resolve(cols)))
-    (got,) = _query(tmp_path, m.landed(run_id, "RESORT_SALES"))
+    cols = [r["column_name"] for r in query_emulator(tmp_path, "DESCRIBE ELASTIC_K8S_METRICS")]
+    (t,) = query_emulator(tmp_path, m.totals(DUCKDB, run_id, m.MetricsColumns.resolve(cols)))
+    (got,) = query_emulator(tmp_path, m.landed(run_id, "RESORT_SALES"))
     assert t["FROM_SUMMARIES"] is True and t["WORKERS"] == 2
     assert t["ROWS"] == landed["rows_expected"] == totals["rows_sent"]
     assert t["ROWS"] - got["DISTINCT_TXIDS"] == landed["lost"] == 0

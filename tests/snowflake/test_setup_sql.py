@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 import pytest
+from key_files import pem_key
 
 from elastic_channels.emulator import schema as emu_schema
 from elastic_channels.model import COLUMNS, ResortSale
@@ -176,22 +177,6 @@ def test_cli_errors_name_what_is_missing() -> None:
     assert "no private key" in proc.stderr
 
 
-def _pem_key(tmp_path: Path) -> Path:
-    crypto = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.rsa")
-    from cryptography.hazmat.primitives import serialization
-
-    key = crypto.generate_private_key(public_exponent=65537, key_size=2048)
-    path = tmp_path / "rsa_key.p8"
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return path
-
-
 def test_execute_runs_each_statement_on_one_connection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,7 +205,7 @@ def test_execute_runs_each_statement_on_one_connection(
     connector.connect = connect  # type: ignore[attr-defined]
     connector.Error = RuntimeError  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "snowflake.connector", connector)
-    key = _pem_key(tmp_path)
+    key = pem_key(tmp_path)
     argv = ["--database", "DEMO", "--account", "ORG-ACCT", "--user", "INGEST", "--role", "R"]
     rc = setup_cli.main([*argv, "--private-key-file", str(key)])
     assert rc == 0
@@ -239,7 +224,7 @@ def test_execute_without_connector_says_which_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "snowflake.connector", None)  # import fails
-    key = _pem_key(tmp_path)
+    key = pem_key(tmp_path)
     rc = setup_cli.main(
         ["--database", "DEMO", "--account", "A", "--user", "U", "--private-key-file", str(key)]
     )

@@ -16,6 +16,7 @@ import types
 from pathlib import Path
 
 import pytest
+from key_files import pem_key
 
 from elastic_channels import cli as top_cli
 from elastic_channels.snowflake import cli as setup_cli
@@ -130,24 +131,8 @@ class _FakeConnector:
         pass
 
 
-def _pem_key(tmp_path: Path) -> Path:
-    rsa = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.rsa")
-    from cryptography.hazmat.primitives import serialization
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    path = tmp_path / "rsa_key.p8"
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return path
-
-
 def _credentials(tmp_path: Path) -> list[str]:
-    key = _pem_key(tmp_path)
+    key = pem_key(tmp_path)
     return ["--account", "ORG-ACCT", "--user", "ADMIN", "--private-key-file", str(key)]
 
 

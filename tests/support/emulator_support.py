@@ -308,3 +308,14 @@ def require_native_parse() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{why} (CI=true: the native module must be built)")
     pytest.skip(why)
+
+
+def query_emulator(cwd: Path, sql: str) -> list[dict]:
+    """``elastic-channels emulator query`` on the data dir a run in ``cwd`` left: its rows."""
+    done = subprocess.run(
+        [sys.executable, "-m", "elastic_channels", "emulator", "query",
+         "--data-dir", ".elastic-channels/emulator", sql],
+        capture_output=True, text=True, timeout=60, cwd=cwd,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
