@@ -1,4 +1,6 @@
-"""Every landing behaviour test runs on both parse paths (``--parse native|sql``).
+"""Every landing behaviour test runs on both parse paths (``--parse native|sql``), and
+the store-level ones on both ways the native table is stored (``store_kind``: Parquet
+files, the default, and the DuckDB table an older data dir holds).
 
 ``parse`` is parametrised over the native row parser and the SQL path; the native case
 is skipped only when it is not built, and then only outside CI (``CI=true``: a failure),
@@ -18,4 +20,10 @@ def parse(request) -> str:
     """The landing parse path, by name."""
     if request.param == "native":
         require_native_parse()
+    return request.param
+
+
+@pytest.fixture(params=("files", "table"))
+def store_kind(request) -> str:
+    """How the native table is stored: Parquet files + a view, or a DuckDB table."""
     return request.param

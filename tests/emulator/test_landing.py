@@ -10,6 +10,7 @@ import zstandard
 
 from elastic_channels.emulator.bodies import BadBody, BodyTooLarge, inflate
 from elastic_channels.emulator.lander import Lander
+from elastic_channels.emulator.parquet_store import ParquetStore
 from elastic_channels.emulator.stats import Stats
 from elastic_channels.emulator.store import Store, StoreError
 from elastic_channels.model import COLUMNS
@@ -23,18 +24,20 @@ def _zstd(data: bytes) -> bytes:
     return zstandard.ZstdCompressor().compress(data)
 
 
-def _store(tmp_path, parse=None, **kwargs):
+def _store(tmp_path, parse=None, kind="files", columns=COLUMNS, **kwargs):
     work = tmp_path / "spool-work"
     work.mkdir(parents=True, exist_ok=True)
-    return Store(
-        tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, work_dir=work, parse=parse,
+    if kind == "files":
+        kwargs.setdefault("fsync", False)
+    return (ParquetStore if kind == "files" else Store)(
+        tmp_path / "db.duckdb", "RESORT_SALES", columns, threads=1, work_dir=work, parse=parse,
         **kwargs,
     )  # fmt: skip
 
 
 @pytest.fixture
-def parts(tmp_path, parse):
-    store = _store(tmp_path, parse)
+def parts(tmp_path, parse, store_kind):
+    store = _store(tmp_path, parse, store_kind)
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
     lander.start()
@@ -84,15 +87,15 @@ def test_bad_rows_are_rejected_and_kept_while_the_rest_lands(parts):
     assert kept == [("req-mixed", 51), ("req-mixed", 52), ("req-mixed", 53)]
 
 
-def test_acked_spool_entries_survive_a_restart_and_unacked_ones_do_not(tmp_path, parse):
-    store = _store(tmp_path, parse)
+def test_acked_spool_entries_survive_a_restart_and_unacked_ones_do_not(tmp_path, parse, store_kind):
+    store = _store(tmp_path, parse, store_kind)
     lander = Lander(tmp_path / "spool", store, Stats(), fsync=False)  # never started
     body = ResortGenerator("crash", 0).next_batch(20, T_US)
     lander.put(KEY, "acked", _zstd(body), "zstd", len(body))
     (tmp_path / "spool" / "999999999999.ndjson.zst").write_bytes(b"half-written, never acked")
     store.close()
 
-    store = _store(tmp_path, parse)
+    store = _store(tmp_path, parse, store_kind)
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
     assert not (tmp_path / "spool" / "999999999999.ndjson.zst").exists()
@@ -114,14 +117,16 @@ def test_zstd_bodies_are_checked_whole():
         inflate(_zstd(b"\0" * (65 << 20)), "zstd")
 
 
-def test_a_table_from_another_schema_is_refused_clearly(tmp_path):
-    Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS[:3], threads=1).close()
+def test_a_table_from_another_schema_is_refused_clearly(tmp_path, store_kind):
+    _store(tmp_path, None, store_kind, columns=COLUMNS[:3]).close()
     with pytest.raises(StoreError, match="use a fresh --data-dir"):
-        Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
+        _store(tmp_path, None, store_kind)
 
 
-def test_without_the_key_check_unknown_keys_are_ignored_but_missing_ones_rejected(tmp_path, parse):
-    store = _store(tmp_path, parse, check_keys=False)
+def test_without_the_key_check_unknown_keys_are_ignored_but_missing_ones_rejected(
+    tmp_path, parse, store_kind
+):
+    store = _store(tmp_path, parse, store_kind, check_keys=False)
     stats = Stats()
     lander = Lander(tmp_path / "spool", store, stats, fsync=False)
     lander.start()

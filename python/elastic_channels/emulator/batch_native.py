@@ -8,7 +8,7 @@ with the same messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import duckdb
@@ -17,7 +17,10 @@ import pyarrow as pa
 from .batch_sql import Body, LandedFile, RowSink, SqlParse
 from .schema import column_type
 
-__all__ = ["NativeParse", "column_specs"]
+__all__ = ["ArrowSink", "NativeParse", "column_specs"]
+
+#: Takes the rows the native parser landed, as one Arrow table.
+ArrowSink = Callable[[pa.Table], object]
 
 #: The relation name the Arrow rows are registered under while they are inserted.
 _ROWS_VIEW = "_emulator_native_rows"
@@ -76,10 +79,16 @@ class NativeParse:
         return pa.RecordBatch.from_arrays(arrays, schema=self._schema)
 
     def land(
-        self, cur: duckdb.DuckDBPyConnection, bodies: dict[str, Body], sink: RowSink
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        bodies: dict[str, Body],
+        sink: RowSink,
+        arrow_sink: ArrowSink | None = None,
     ) -> dict[str, LandedFile]:
         """Each body's lines parsed; the good rows handed to ``sink`` (Arrow first, then
-        the SQL path's rows of the lines left to it)."""
+        the SQL path's rows of the lines left to it). With ``arrow_sink``, the rows this
+        parser landed go to it as one Arrow table instead (no DuckDB scan of them), and
+        only the SQL path's rows go to ``sink``."""
         results: dict[str, LandedFile] = {}
         batches = []
         left: dict[str, Body] = {}
@@ -92,11 +101,16 @@ class NativeParse:
             if lines:
                 left[name] = Body(body.path, deferred)
                 numbers[name] = lines
-        cur.register(_ROWS_VIEW, pa.Table.from_batches(batches, schema=self._schema))
-        try:
-            sink(f"SELECT {self._names} FROM {_ROWS_VIEW}")
-        finally:
-            cur.unregister(_ROWS_VIEW)
+        rows_table = pa.Table.from_batches(batches, schema=self._schema)
+        if arrow_sink is not None:
+            if rows_table.num_rows:
+                arrow_sink(rows_table)
+        else:
+            cur.register(_ROWS_VIEW, rows_table)
+            try:
+                sink(f"SELECT {self._names} FROM {_ROWS_VIEW}")
+            finally:
+                cur.unregister(_ROWS_VIEW)
         if left:
             for name, got in self._sql.land(cur, left, sink).items():
                 mine, where = results[name], numbers[name]

@@ -18,6 +18,7 @@ while a server runs, ``server.json`` (its port and pid).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import ssl
 import threading
@@ -40,11 +41,14 @@ from .drop_sink import SINKS, DropSink
 from .faults import FaultTable
 from .http_server import HttpLimits, HttpServer, check_loopback
 from .lander import Lander, lower_thread_priority
+from .parquet_store import LegacyTableError, ParquetStore
 from .routes import Route, Router
 from .spool import work_dir_of
 from .sql_api import statements_route
 from .stats import Stats
 from .store import Store
+
+log = logging.getLogger("elastic_channels.emulator")
 
 __all__ = ["DB_FILE", "SERVER_FILE", "Emulator", "EmulatorConfig", "write_json_atomic"]
 
@@ -112,7 +116,7 @@ class EmulatorConfig:
 
 def _store_class(table_format: str) -> type[Store]:
     if table_format != "iceberg":
-        return Store
+        return ParquetStore
     try:
         from .iceberg_store import IcebergStore
     except ImportError as e:
@@ -132,6 +136,13 @@ def _open_store_nicer(*args: Any, table_format: str = "native", **kwargs: Any) -
         lower_thread_priority()
         try:
             out["store"] = store_class(*args, **kwargs)
+        except LegacyTableError as e:
+            log.warning("%s: landing into it as a DuckDB table, as before", e)
+            kwargs.pop("fsync", None)
+            try:
+                out["store"] = Store(*args, **kwargs)
+            except BaseException as e2:
+                out["error"] = e2
         except BaseException as e:
             out["error"] = e
 
@@ -186,6 +197,7 @@ class Emulator:
             cfg.data_dir / DB_FILE, cfg.table, cfg.columns, threads=cfg.duckdb_threads,
             work_dir=work_dir_of(spool), check_keys=cfg.check_keys,
             table_format=cfg.table_format, parse=cfg.parse,
+            **({} if cfg.table_format == "iceberg" else {"fsync": cfg.fsync}),
         )  # fmt: skip
         self.lander = Lander(spool, self.store, self.stats, fsync=cfg.fsync)
         self.lander.start()
@@ -305,6 +317,8 @@ class Emulator:
         snap["table_format"] = self.config.table_format
         if hasattr(self.store, "iceberg_summary"):  # snapshot, data files, files written
             snap["iceberg"] = self.store.iceberg_summary()  # type: ignore[union-attr]
+        if isinstance(self.store, ParquetStore):  # the native table's data files
+            snap["data_files"] = self.store.files_summary()
         snap["sink"] = self.config.sink
         snap["answer_delay_s"] = self.config.answer_delay_s
         if self.drop_sink is not None:

@@ -39,6 +39,7 @@ from .iceberg_table import ERRORS_PROPERTY, LANDED_PROPERTY, CommitFailedExcepti
 from .schema import COMMIT_TIME_COLUMN, iceberg_duckdb_type, quote_ident
 from .store import (
     ERRORS_TABLE,
+    FILES_TABLE,
     ICEBERG_DIR,
     LANDED_TABLE,
     Body,
@@ -108,7 +109,8 @@ class IcebergStore(Store):
     def _create_landing_table(self) -> None:
         """Copy records a crash kept from DuckDB, tidy the table, point the view at it."""
         native = self._con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [self.table]
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name IN (?, ?)",
+            [self.table, FILES_TABLE],  # a DuckDB table, or the native table's files
         ).fetchone()
         if native and native[0]:
             self._con.close()

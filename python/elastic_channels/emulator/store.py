@@ -29,6 +29,8 @@ from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
 __all__ = [
     "ERRORS_TABLE",
+    "FILES_DIR",
+    "FILES_TABLE",
     "ICEBERG_DIR",
     "LANDED_TABLE",
     "Body",
@@ -45,6 +47,10 @@ ERRORS_TABLE = "_EMULATOR_ERRORS"
 LANDED_TABLE = "_EMULATOR_LANDED"
 #: The Iceberg warehouse (catalog, metadata, Parquet), beside the database file.
 ICEBERG_DIR = "iceberg"
+#: The native table's Parquet data files (``parquet_store.py``), beside the database file.
+FILES_DIR = "files"
+#: One row per data file of the native table (``parquet_store.py``).
+FILES_TABLE = "_EMULATOR_FILES"
 
 _DDL = (
     f"""CREATE TABLE IF NOT EXISTS {ERRORS_TABLE} (
@@ -97,11 +103,12 @@ class Store:
                 for ddl in _DDL:
                     self._con.execute(ddl)
                 self._create_landing_table()
-            # Queries may read the lander's work files and, for an Iceberg table, its
-            # Parquet files (RESORT_SALES is then a view over them); nothing else.
-            iceberg = self.db_path.parent / ICEBERG_DIR
+            # Queries may read the lander's work files and the table's Parquet files
+            # (native or Iceberg: RESORT_SALES is then a view over them); nothing else.
             allowed = [Path(work_dir)] if work_dir is not None else []
-            allowed += [iceberg] if iceberg.is_dir() else []
+            for name in (FILES_DIR, ICEBERG_DIR):
+                files = self.db_path.parent / name
+                allowed += [files] if files.is_dir() else []
             if allowed:
                 dirs = ", ".join(_sql_str(str(d.resolve()) + "/") for d in allowed)
                 self._con.execute(f"SET GLOBAL allowed_directories = [{dirs}]")

@@ -1,0 +1,171 @@
+"""Merging the native table's small Parquet files (``parquet_store.py``), in the background.
+
+Each landing batch is its own file (about one a second while a worker streams), and
+every query opens every file of the view. Files are merged by level, as a log-structured
+store does: once :data:`FAN_IN` files of one level exist, the oldest of them are
+streamed, a row group at a time, into one file of the next level, and ONE DuckDB
+transaction swaps them in the registry and re-points the view (rows unchanged). So the
+view holds at most about ``FAN_IN`` files per level, and a row is rewritten once per
+level it climbs (level 1 after ~a minute of streaming, level 2 after about an hour),
+not once per merge. The merged-away files are deleted :data:`RETIRE_GRACE_S` later (a
+query that bound the old view may still be reading them); a crash before that leaves
+them unregistered, and the next start removes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .parquet_files import fsync_path, new_file_name, write_options
+from .store import FILES_TABLE
+
+if TYPE_CHECKING:
+    from .parquet_store import ParquetStore
+
+__all__ = ["FAN_IN", "MAX_LEVEL", "RETIRE_GRACE_S", "Compactor"]
+
+log = logging.getLogger("elastic_channels.emulator")
+
+#: Files of one level merged into one of the next.
+FAN_IN = 64
+#: Files of this level are not merged further (64**2 landing batches: about an hour).
+MAX_LEVEL = 2
+#: Seconds a merged-away file is kept for queries that were reading it.
+RETIRE_GRACE_S = 60.0
+#: Rows read and written at a time while merging (memory stays small).
+MERGE_BATCH_ROWS = 262_144
+
+
+class Compactor:
+    """One background thread merging the store's small files."""
+
+    def __init__(self, store: ParquetStore) -> None:
+        self._store = store
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._retired: list[tuple[float, list[Path]]] = []
+        self.compactions = 0
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="emulator-compactor", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """Stop merging (a merge under way finishes) and delete every retired file."""
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self.delete_retired(grace_s=0.0)
+
+    def _run(self) -> None:
+        from .lander import lower_thread_priority
+
+        lower_thread_priority()
+        while not self._stopping:
+            self._wake.wait(RETIRE_GRACE_S / 4)
+            self._wake.clear()
+            try:
+                while not self._stopping and self.compact_once():
+                    pass
+            except (duckdb.Error, OSError, pa.ArrowException):
+                log.exception("merging data files failed; the files stay as they are")
+            self.delete_retired()
+
+    def delete_retired(self, grace_s: float = RETIRE_GRACE_S) -> int:
+        """Delete the merged-away files retired more than ``grace_s`` ago."""
+        now, deleted = time.monotonic(), 0
+        keep = []
+        for at, paths in self._retired:
+            if now - at < grace_s:
+                keep.append((at, paths))
+                continue
+            for p in paths:
+                p.unlink(missing_ok=True)
+                deleted += 1
+        self._retired = keep
+        return deleted
+
+    def _candidates(self) -> tuple[int, list[str]] | None:
+        """The oldest FAN_IN files of the lowest level that has that many."""
+        cur = self._store.connection.cursor()
+        try:
+            rows = cur.execute(
+                f"SELECT NAME, LEVEL FROM {FILES_TABLE} WHERE LEVEL < ? ORDER BY LEVEL, ADDED_AT",
+                [MAX_LEVEL],
+            ).fetchall()
+        finally:
+            cur.close()
+        by_level: dict[int, list[str]] = {}
+        for name, level in rows:
+            by_level.setdefault(int(level), []).append(name)
+        for level in sorted(by_level):
+            if len(by_level[level]) >= FAN_IN:
+                return level, by_level[level][:FAN_IN]
+        return None
+
+    def compact_once(self) -> bool:
+        """Merge one set of files if a level has FAN_IN of them; whether it did."""
+        found = self._candidates()
+        if found is None:
+            return False
+        level, names = found
+        store = self._store
+        name = new_file_name("merged")
+        path = store.files_dir / name
+        try:
+            rows = self._merge([store.files_dir / n for n in names], path)
+            size = path.stat().st_size
+            with store.commit_lock:
+                cur = store.connection.cursor()
+                try:
+                    cur.execute("BEGIN")
+                    try:
+                        gone = cur.execute(
+                            f"DELETE FROM {FILES_TABLE} WHERE NAME IN (SELECT unnest(?))",
+                            [names],
+                        ).fetchone()
+                        if not gone or int(gone[0]) != len(names):
+                            raise duckdb.InvalidInputException("files changed while merging")
+                        store.register(cur, name, rows, size, level + 1)
+                        store.refresh_view(cur)
+                        cur.execute("COMMIT")
+                    except BaseException:
+                        cur.execute("ROLLBACK")
+                        raise
+                finally:
+                    cur.close()
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        self._retired.append((time.monotonic(), [store.files_dir / n for n in names]))
+        self.compactions += 1
+        log.debug("merged %d level-%d files into %s (%d rows)", len(names), level, name, rows)
+        return True
+
+    def _merge(self, sources: list[Path], target: Path) -> int:
+        """Stream ``sources`` into one Parquet file at ``target`` (fsynced); its rows."""
+        schema = self._store.schema
+        rows = 0
+        with pq.ParquetWriter(target, schema, **write_options(schema)) as writer:  # type: ignore[arg-type]
+            for src in sources:
+                for batch in pq.ParquetFile(src).iter_batches(batch_size=MERGE_BATCH_ROWS):
+                    writer.write_batch(batch.cast(schema) if batch.schema != schema else batch)
+                    rows += batch.num_rows
+        if self._store.fsync:
+            fsync_path(target)
+            fsync_path(target.parent)
+        return rows

@@ -1,0 +1,112 @@
+"""The Parquet data files of the native landing table (``parquet_store.py``): their
+Arrow schema, how one is written durably, and the view that reads them as the table.
+
+Each file holds the table's columns typed as the DuckDB table would hold them
+(``schema.column_type``: ``NUMBER(9,0)`` is int32, ``NUMBER(12,2)`` decimal(12,2),
+``TIMESTAMP_TZ`` timestamp[us, UTC] ...) and ``_COMMIT_TIME``. Files are written whole
+and fsynced before anything refers to them; a file nothing refers to is removed at start.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
+
+__all__ = [
+    "FILE_SUFFIX",
+    "arrow_type",
+    "new_file_name",
+    "storage_schema",
+    "view_sql",
+    "write_options",
+    "write_table",
+]
+
+FILE_SUFFIX = ".parquet"
+
+_TS_UTC = pa.timestamp("us", tz="UTC")
+
+
+def arrow_type(snowflake_type: str) -> pa.DataType:
+    """The Arrow type a column is stored as: the DuckDB table's type, in Arrow."""
+    ct = column_type(snowflake_type)
+    fixed = {
+        "INTEGER": pa.int32(),
+        "BIGINT": pa.int64(),
+        "VARCHAR": pa.large_string(),
+        "TIMESTAMPTZ": _TS_UTC,
+        "TIMESTAMP": pa.timestamp("us"),
+        "BOOLEAN": pa.bool_(),
+        "DOUBLE": pa.float64(),
+        "DATE": pa.date32(),
+    }.get(ct.duckdb)
+    if fixed is not None:
+        return fixed
+    # DECIMAL(p,s), and HUGEINT (NUMBER(p,0) past 18 digits) as decimal(p,0).
+    return pa.decimal128(ct.precision or 38, ct.scale or 0)
+
+
+def storage_schema(columns: Sequence[tuple[str, str]]) -> pa.Schema:
+    """The schema of every data file: the table's columns, then ``_COMMIT_TIME``."""
+    fields = [pa.field(n, arrow_type(t), nullable=False) for n, t in columns]
+    return pa.schema([*fields, pa.field(COMMIT_TIME_COLUMN, _TS_UTC, nullable=False)])
+
+
+def write_options(schema: pa.Schema) -> dict[str, object]:
+    """``pq.write_table`` options: zstd; statistics (min/max, what lets DuckDB skip row
+    groups) for every column but strings, whose statistics cost ~a third of the write
+    and which dictionary encoding already makes cheap to scan."""
+    stats = [f.name for f in schema if not pa.types.is_large_string(f.type)]
+    return {"compression": "zstd", "write_statistics": stats}
+
+
+def new_file_name(kind: str) -> str:
+    """A fresh, unique data file name: ``land-<hex>.parquet`` or ``merged-<hex>.parquet``."""
+    return f"{kind}-{uuid.uuid4().hex}{FILE_SUFFIX}"
+
+
+def fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_table(table: pa.Table, path: Path, *, fsync: bool) -> int:
+    """Write ``table`` as one Parquet file at ``path`` (fsynced with its directory when
+    ``fsync``); its size in bytes."""
+    pq.write_table(table, path, **write_options(table.schema))  # type: ignore[arg-type]
+    if fsync:
+        fsync_path(path)
+        fsync_path(path.parent)
+    return path.stat().st_size
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def view_sql(
+    table: str, columns: Sequence[tuple[str, str]], files_dir: Path, names: Iterable[str]
+) -> str:
+    """``CREATE OR REPLACE VIEW`` of the table over exactly these data files (an empty
+    relation of the table's types when there are none)."""
+    cols = [(n, column_type(t).duckdb) for n, t in columns]
+    cols.append((COMMIT_TIME_COLUMN, "TIMESTAMPTZ"))
+    paths = [str((files_dir / n).resolve()) for n in sorted(names)]
+    if paths:
+        select = ", ".join(f"CAST({quote_ident(n)} AS {t}) AS {quote_ident(n)}" for n, t in cols)
+        files = ", ".join(_sql_str(p) for p in paths)
+        body = f"SELECT {select} FROM read_parquet([{files}])"
+    else:
+        select = ", ".join(f"CAST(NULL AS {t}) AS {quote_ident(n)}" for n, t in cols)
+        body = f"SELECT {select} WHERE false"
+    return f"CREATE OR REPLACE VIEW {quote_ident(table)} AS {body}"

@@ -1,0 +1,258 @@
+"""The native landing table as Parquet data files and a DuckDB view over them.
+
+Storing rows in a DuckDB table cost ~7.5 CPU-s per GB of NDJSON landed (its insert and
+checkpoint; docs/PERFORMANCE.md), more than the whole budget of the emulator. Here a
+landing batch is parsed (the store's parse path: the native parser's rows stay Arrow,
+never scanned by DuckDB), written as one Parquet file and fsynced; then ONE DuckDB
+transaction registers the file in ``_EMULATOR_FILES``, records the batch's requests in
+``_EMULATOR_LANDED`` (and kept errors) and re-points the view ``RESORT_SALES`` at the
+registered files. So the rows and "these requests landed" commit together, as before:
+a crash before that commit leaves a file nothing refers to (removed at the next start)
+and spool entries that land again; after it, the spool entries are known landed.
+Queries (CLI, control API, SQL API, monitor, dashboard, run's verification) read the
+view with the SQL they used on the table. A background compactor
+(``parquet_compact.py``) merges small files so the view stays a few hundred files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from .batch_sql import Body, LandedFile
+from .parquet_compact import Compactor
+from .parquet_files import FILE_SUFFIX, new_file_name, storage_schema, view_sql, write_table
+from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
+from .store import ERRORS_TABLE, FILES_DIR, FILES_TABLE, LANDED_TABLE, Store, StoreError
+
+__all__ = ["LegacyTableError", "ParquetStore"]
+
+log = logging.getLogger("elastic_channels.emulator")
+
+_FILES_DDL = f"""CREATE TABLE IF NOT EXISTS {FILES_TABLE} (
+  NAME VARCHAR PRIMARY KEY, ROW_COUNT BIGINT, BYTES BIGINT, LEVEL INTEGER,
+  ADDED_AT TIMESTAMPTZ)"""
+
+
+class LegacyTableError(StoreError):
+    """The database holds the landing table as a DuckDB table (made before Parquet files)."""
+
+
+def _arrow(rel: duckdb.DuckDBPyRelation) -> pa.Table:
+    """A relation's rows as one Arrow table (``to_arrow_table`` in duckdb >= 1.4)."""
+    to_table = getattr(rel, "to_arrow_table", None)
+    return to_table() if to_table is not None else rel.arrow()
+
+
+class ParquetStore(Store):
+    """A :class:`Store` whose landing table is Parquet files in ``DATA_DIR/files``."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        table: str,
+        columns: Sequence[tuple[str, str]],
+        *,
+        threads: int = 2,
+        work_dir: Path | None = None,
+        check_keys: bool = True,
+        parse: str | None = None,
+        fsync: bool = True,
+        compact: bool = True,
+    ) -> None:
+        #: Held for every change of the registered files (a landing commit, a merge).
+        self.commit_lock = threading.Lock()
+        self.files_dir = Path(db_path).parent / FILES_DIR
+        self.files_dir.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self.schema = storage_schema(columns)
+        self._data_schema = pa.schema(list(self.schema)[:-1])
+        casts = ", ".join(
+            f"CAST({quote_ident(n)} AS {column_type(t).duckdb}) AS {quote_ident(n)}"
+            for n, t in columns
+        )
+        self._select = f"SELECT {casts} FROM ({{rows}})"
+        super().__init__(
+            db_path, table, columns, threads=threads, work_dir=work_dir, check_keys=check_keys,
+            parse=parse,
+        )  # fmt: skip
+        self.compactor = Compactor(self)
+        if compact:
+            self.compactor.start()
+
+    # --- opening ------------------------------------------------------------------
+
+    def _create_landing_table(self) -> None:
+        """The files registry, orphan files removed, the view over the registered files."""
+        if self._exists("duckdb_tables()", "table_name", self.table):
+            self._con.close()
+            raise LegacyTableError(
+                f"{self.table} in {self.db_path} is a DuckDB table (made by an older emulator)"
+            )
+        if self._exists("duckdb_views()", "view_name", self.table) and not self._exists(
+            "duckdb_tables()", "table_name", FILES_TABLE
+        ):
+            self._con.close()
+            raise StoreError(
+                f"{self.table} in {self.db_path} is an Iceberg table (a view over its files); "
+                "start with --table-format iceberg, or use a fresh --data-dir"
+            )
+        if self._exists("duckdb_views()", "view_name", self.table):
+            self._check_table(self.db_path)  # the view's columns: the schema it was made for
+        self._con.execute(_FILES_DDL)
+        removed = self._remove_unregistered()
+        if removed:
+            log.info("removed %d data file(s) no landing committed (a crash before it)", removed)
+        self.refresh_view(self._con)
+
+    def _exists(self, catalog: str, column: str, name: str) -> bool:
+        row = self._con.execute(
+            f"SELECT count(*) FROM {catalog} WHERE {column} = ?", [name]
+        ).fetchone()
+        return bool(row and row[0])
+
+    def _remove_unregistered(self) -> int:
+        registered = set(self.file_names(self._con))
+        removed = 0
+        for path in self.files_dir.glob("*" + FILE_SUFFIX):
+            if path.name not in registered:
+                path.unlink(missing_ok=True)
+                removed += 1
+        for path in self.files_dir.glob("*.tmp"):
+            path.unlink(missing_ok=True)
+        return removed
+
+    # --- the registry and the view ------------------------------------------------
+
+    @staticmethod
+    def file_names(cur: duckdb.DuckDBPyConnection) -> list[str]:
+        return [r[0] for r in cur.execute(f"SELECT NAME FROM {FILES_TABLE}").fetchall()]
+
+    def refresh_view(self, cur: duckdb.DuckDBPyConnection) -> None:
+        cur.execute(view_sql(self.table, self.columns, self.files_dir, self.file_names(cur)))
+
+    def register(self, cur: duckdb.DuckDBPyConnection, name: str, rows: int, size: int,
+                 level: int = 0) -> None:  # fmt: skip
+        """Add a data file to the registry (in the caller's transaction)."""
+        cur.execute(
+            f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?, now())", [name, rows, size, level]
+        )
+
+    # --- landing ------------------------------------------------------------------
+
+    def _parse(self, bodies: dict[str, Body]) -> tuple[dict[str, LandedFile], list[pa.Table]]:
+        """Each body parsed (a read-only DuckDB transaction for the SQL path's lines); the
+        good rows as Arrow tables of the data files' column types."""
+        from .batch_native import NativeParse
+
+        parts: list[pa.Table] = []
+        cur = self._con.cursor()
+        try:
+            cur.execute("BEGIN")
+            try:
+
+                def take(select: str) -> int:
+                    parts.append(_arrow(cur.sql(self._select.format(rows=select))))
+                    return parts[-1].num_rows
+
+                if isinstance(self.parse, NativeParse):
+                    results = self.parse.land(cur, bodies, take, arrow_sink=parts.append)
+                else:
+                    results = self.parse.land(cur, bodies, take)
+            finally:
+                cur.execute("ROLLBACK")  # it only read
+        finally:
+            cur.close()
+        return results, [p.cast(self._data_schema) for p in parts if p.num_rows]
+
+    def land(
+        self,
+        bodies: dict[str, Body],
+        record: Any,
+        crash: Any = None,
+    ) -> dict[str, LandedFile]:
+        """Parse ``bodies``, write their good rows as one data file, and commit it with
+        the record of the requests (``record(results) -> (landed_rows, error_rows)``) in
+        one DuckDB transaction. ``crash(point)`` is the test hook."""
+        results, parts = self._parse(bodies)
+        landed_rows, error_rows = record(results)
+        now = dt.datetime.now(dt.timezone.utc)
+        name, n_rows, size = None, sum(p.num_rows for p in parts), 0
+        if n_rows:
+            rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+            stamp = pa.repeat(pa.scalar(now, type=self.schema.field(COMMIT_TIME_COLUMN).type),
+                              n_rows)  # fmt: skip
+            rows = rows.append_column(self.schema.field(COMMIT_TIME_COLUMN), stamp)
+            name = new_file_name("land")
+            try:
+                size = write_table(rows, self.files_dir / name, fsync=self.fsync)
+            except (OSError, pa.ArrowException) as e:
+                (self.files_dir / name).unlink(missing_ok=True)
+                raise StoreError(f"cannot write the data file {name}: {e}") from None
+        cur = self._con.cursor()
+        try:
+            with self.commit_lock:
+                cur.execute("BEGIN")
+                try:
+                    if name is not None:
+                        self.register(cur, name, n_rows, size)
+                        self.refresh_view(cur)
+                    if landed_rows:
+                        cur.executemany(
+                            f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            [(*r, now) for r in landed_rows],
+                        )
+                    if error_rows:
+                        cur.executemany(
+                            f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            [(now, *r) for r in error_rows],
+                        )
+                    if crash is not None:
+                        crash("land:before-commit")
+                    cur.execute("COMMIT")
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
+        except BaseException:
+            if name is not None:
+                (self.files_dir / name).unlink(missing_ok=True)
+            raise
+        finally:
+            cur.close()
+        if crash is not None:
+            crash("land:after-commit")
+        self.compactor.poke()
+        return results
+
+    # --- reporting, closing -------------------------------------------------------
+
+    def files_summary(self) -> dict[str, Any]:
+        """Data files now in the table, their bytes and rows, and merges done."""
+        cur = self._con.cursor()
+        try:
+            row = cur.execute(
+                f"SELECT count(*), coalesce(sum(BYTES), 0), coalesce(sum(ROW_COUNT), 0), "
+                f"coalesce(max(LEVEL), 0) FROM {FILES_TABLE}"
+            ).fetchone()
+        finally:
+            cur.close()
+        files, size, rows, level = row if row else (0, 0, 0, 0)
+        return {
+            "data_files": int(files),
+            "bytes": int(size),
+            "rows": int(rows),
+            "max_level": int(level),
+            "compactions": self.compactor.compactions,
+            "dir": str(self.files_dir),
+        }
+
+    def close(self) -> None:
+        self.compactor.stop()
+        super().close()
