@@ -188,16 +188,20 @@ def summary_rows(
 
 
 def duplicate_rows(data_dir: Path, run_id: str, n: int) -> None:
-    """Land ``n`` of the run's rows a second time (as a resend whose first append did land)."""
-    con = duckdb.connect(str(data_dir / "emulator.duckdb"))
+    """Land ``n`` of the run's rows a second time (as a resend whose first append did land),
+    as one more data file of the stopped emulator's table."""
+    from elastic_channels.emulator.emulator import DB_FILE
+    from elastic_channels.emulator.parquet_store import ParquetStore
+    from elastic_channels.model import COLUMNS
+
+    store = ParquetStore(data_dir / DB_FILE, "RESORT_SALES", COLUMNS, threads=1, compact=False)
     try:
-        con.execute(
-            "INSERT INTO RESORT_SALES SELECT * FROM RESORT_SALES WHERE RUN_ID = ? LIMIT ?",
-            [run_id, n],
-        )
-        con.execute("CHECKPOINT")
+        cur = store.connection.cursor()
+        rows = cur.execute("SELECT * FROM RESORT_SALES WHERE RUN_ID = ? LIMIT ?", [run_id, n])
+        store.append_rows(rows.fetch_arrow_table())
+        cur.close()
     finally:
-        con.close()
+        store.close()
 
 
 def wait_port(port: int, timeout_s: float = 60.0) -> None:

@@ -4,6 +4,8 @@ or leaves to the DuckDB-table store."""
 
 from __future__ import annotations
 
+import time
+
 import duckdb
 import pyarrow.parquet as pq
 import pytest
@@ -171,7 +173,10 @@ def test_the_background_compactor_merges_as_batches_land(tmp_path, monkeypatch):
     store = _open(tmp_path)
     gen = ResortGenerator("bg", 0)
     _land(store, tmp_path, [gen.next_batch(20, T_US) for _ in range(3)])
-    store.close()  # stops the compactor after the merge it was poked for
+    deadline = time.monotonic() + 30
+    while store.compactor.compactions < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    store.close()
     assert store.compactor.compactions == 1
     store = _open(tmp_path, compact=False)
     assert len(_registered(store)) == 1
@@ -219,3 +224,20 @@ def test_a_stopped_emulators_files_are_read_offline(tmp_path):
     store.close()
     got = query_offline(tmp_path, "SELECT count(*) AS n FROM RESORT_SALES")
     assert got == [b'{"n":25}\n']
+
+
+def test_only_columns_whose_values_repeat_are_dictionary_encoded(tmp_path):
+    store = _open(tmp_path)
+    _land(store, tmp_path, [ResortGenerator("dict", 0).next_batch(2000, T_US)])
+    assert store.dictionary is not None
+    assert "TXID" not in store.dictionary  # unique per row
+    # a batch's rows share their SALE_TIME (one time per generated batch)
+    assert {"RESORT", "CATEGORY", "RUN_ID", "SALE_TIME", "_COMMIT_TIME"} <= set(store.dictionary)
+    (name,) = _registered(store)
+    meta = pq.read_metadata(tmp_path / FILES_DIR / name).row_group(0)
+    encoded = {
+        meta.column(i).path_in_schema: any("DICTIONARY" in e for e in meta.column(i).encodings)
+        for i in range(meta.num_columns)
+    }
+    assert encoded == {n: n in store.dictionary for n in encoded}
+    store.close()

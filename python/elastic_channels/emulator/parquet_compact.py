@@ -160,7 +160,8 @@ class Compactor:
         """Stream ``sources`` into one Parquet file at ``target`` (fsynced); its rows."""
         schema = self._store.schema
         rows = 0
-        with pq.ParquetWriter(target, schema, **write_options(schema)) as writer:  # type: ignore[arg-type]
+        options = write_options(schema, self._store.dictionary)
+        with pq.ParquetWriter(target, schema, **options) as writer:  # type: ignore[arg-type]
             for src in sources:
                 for batch in pq.ParquetFile(src).iter_batches(batch_size=MERGE_BATCH_ROWS):
                     writer.write_batch(batch.cast(schema) if batch.schema != schema else batch)

@@ -28,7 +28,14 @@ import pyarrow as pa
 
 from .batch_sql import Body, LandedFile
 from .parquet_compact import Compactor
-from .parquet_files import FILE_SUFFIX, new_file_name, storage_schema, view_sql, write_table
+from .parquet_files import (
+    FILE_SUFFIX,
+    new_file_name,
+    repeating_columns,
+    storage_schema,
+    view_sql,
+    write_table,
+)
 from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
 from .store import ERRORS_TABLE, FILES_DIR, FILES_TABLE, LANDED_TABLE, Store, StoreError
 
@@ -74,6 +81,9 @@ class ParquetStore(Store):
         self.fsync = fsync
         self.schema = storage_schema(columns)
         self._data_schema = pa.schema(list(self.schema)[:-1])
+        self._commit_field = self.schema.field(COMMIT_TIME_COLUMN)
+        #: The columns dictionary-encoded in the data files (``repeating_columns``).
+        self.dictionary: list[str] | None = None
         casts = ", ".join(
             f"CAST({quote_ident(n)} AS {column_type(t).duckdb}) AS {quote_ident(n)}"
             for n, t in columns
@@ -184,15 +194,40 @@ class ParquetStore(Store):
         results, parts = self._parse(bodies)
         landed_rows, error_rows = record(results)
         now = dt.datetime.now(dt.timezone.utc)
-        name, n_rows, size = None, sum(p.num_rows for p in parts), 0
-        if n_rows:
+        rows = None
+        if parts:
             rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-            stamp = pa.repeat(pa.scalar(now, type=self.schema.field(COMMIT_TIME_COLUMN).type),
-                              n_rows)  # fmt: skip
-            rows = rows.append_column(self.schema.field(COMMIT_TIME_COLUMN), stamp)
+            stamp = pa.repeat(pa.scalar(now, type=self._commit_field.type), rows.num_rows)
+            rows = rows.append_column(self._commit_field, stamp)
+        self._commit(rows, now, landed_rows, error_rows, crash)
+        if crash is not None:
+            crash("land:after-commit")
+        self.compactor.poke()
+        return results
+
+    def append_rows(self, rows: pa.Table) -> None:
+        """Add rows (every column of the table and ``_COMMIT_TIME``) as one data file,
+        committed on its own: for tools and tests that make a table's content by hand."""
+        self._commit(rows.cast(self.schema), dt.datetime.now(dt.timezone.utc), [], [], None)
+
+    def _commit(
+        self,
+        rows: pa.Table | None,
+        now: dt.datetime,
+        landed_rows: Sequence[tuple[Any, ...]],
+        error_rows: Sequence[tuple[Any, ...]],
+        crash: Any,
+    ) -> None:
+        """Write ``rows`` as one file, then register it and the records in one transaction."""
+        name = None
+        if rows is not None and rows.num_rows:
             name = new_file_name("land")
+            if self.dictionary is None:  # decided once, from the first file's rows
+                self.dictionary = repeating_columns(rows)
             try:
-                size = write_table(rows, self.files_dir / name, fsync=self.fsync)
+                size = write_table(
+                    rows, self.files_dir / name, fsync=self.fsync, dictionary=self.dictionary
+                )
             except (OSError, pa.ArrowException) as e:
                 (self.files_dir / name).unlink(missing_ok=True)
                 raise StoreError(f"cannot write the data file {name}: {e}") from None
@@ -201,8 +236,8 @@ class ParquetStore(Store):
             with self.commit_lock:
                 cur.execute("BEGIN")
                 try:
-                    if name is not None:
-                        self.register(cur, name, n_rows, size)
+                    if name is not None and rows is not None:
+                        self.register(cur, name, rows.num_rows, size)
                         self.refresh_view(cur)
                     if landed_rows:
                         cur.executemany(
@@ -226,10 +261,6 @@ class ParquetStore(Store):
             raise
         finally:
             cur.close()
-        if crash is not None:
-            crash("land:after-commit")
-        self.compactor.poke()
-        return results
 
     # --- reporting, closing -------------------------------------------------------
 
