@@ -4,10 +4,13 @@ rows as its own duplicates. Refused before any worker starts, so no SDK is neede
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from elastic_channels.emulator import Emulator, EmulatorConfig
@@ -25,13 +28,10 @@ def seeded(data_dir: Path, *, landed: str | None = None, metrics: str | None = N
     writes it: through the SQL API)."""
     with Emulator(EmulatorConfig(data_dir=data_dir)) as emu:
         if landed is not None:
-            values = {"RUN_ID": landed, "TXID": f"{landed}-0-0", "WORKER_ID": 0}
-            cols = [n for n, _ in COLUMNS]
-            emu.store.connection.execute(
-                f"INSERT INTO RESORT_SALES ({', '.join(cols)}, _COMMIT_TIME) VALUES "
-                f"({', '.join('?' for _ in cols)}, now())",
-                [values.get(n, _filler(t)) for n, t in COLUMNS],
-            )
+            values = {"RUN_ID": landed, "TXID": f"{landed}-0-0"}
+            row = {n: [values.get(n, _filler(t))] for n, t in COLUMNS}
+            row["_COMMIT_TIME"] = [dt.datetime.now(dt.timezone.utc)]
+            emu.store.append_rows(pa.table(row))  # a landed row, as one more data file
         if metrics is not None:
             sink = emulator_sink(emu.info())
             sink.ensure_table()
@@ -42,8 +42,8 @@ def seeded(data_dir: Path, *, landed: str | None = None, metrics: str | None = N
 
 def _filler(sf_type: str) -> object:
     if sf_type.startswith("TIMESTAMP"):
-        return "2026-01-01T00:00:00Z"
-    return 0 if sf_type.startswith("NUMBER") else "x"
+        return dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    return decimal.Decimal(0) if sf_type.startswith("NUMBER") else "x"
 
 
 def run_cli(run_id: str, cwd: Path) -> subprocess.CompletedProcess[str]:
