@@ -66,6 +66,7 @@ RULES = [
     ("QUANTITY", 999999999.5, None),  # rounds to 10 digits
     ("QUANTITY", True, None),
     ("QUANTITY", "many", None),
+    ("QUANTITY", "1_000", None),  # DuckDB reads it; no numeric literal has "_"
     ("QUANTITY", [1], None),
     ("QUANTITY", None, None),
     # NUMBER(12,2)
@@ -118,6 +119,13 @@ RULES = [
     ("SALE_TIME", "2023-11-14T22:13:20.1234567891", None),
     ("SALE_TIME", "2023-11-14T22:13:20.000000000000+01:00", None),
     ("SALE_TIME", "2023-13-14T22:13:20Z", None),
+    # ... and only ISO-8601 (DuckDB's cast reads zone names, 24:00 and any offset)
+    ("SALE_TIME", "2023-11-14 23:13:20+15:59", "2023-11-14T07:14:20+00:00"),
+    ("SALE_TIME", "2023-11-14 23:13:20+16:00", None),
+    ("SALE_TIME", "2024-01-01 10:00+25:00", None),
+    ("SALE_TIME", "2024-01-01 10:00 Europe/Paris", None),
+    ("SALE_TIME", "2024-01-01 24:00:00", None),
+    ("SALE_TIME", "infinity", None),
     ("SALE_TIME", "not a time", None),
     ("SALE_TIME", 1.5, None),
     ("SALE_TIME", True, None),

@@ -11,19 +11,28 @@ a table) follow Snowflake's documented conversions for JSON into typed columns:
 * A row is one JSON object whose keys are exactly the table's columns (any order; a key
   twice, an unknown key or a missing one is an error unless ``check_keys`` is off, when
   unknown and duplicated keys are ignored). ``null`` is refused: every column is NOT NULL.
-* NUMBER(p,s): a JSON number, or a string holding a numeric literal (blanks around it
-  allowed), rounded half away from zero to ``s`` decimals; it must then fit ``p`` digits.
-  ``true``/``false``, objects and arrays are refused.
+* NUMBER(p,s): a JSON number, or a string holding a numeric literal (Snowflake's
+  ``[+-][digits][.digits][e[+-]digits]``, spaces around it allowed), rounded half away
+  from zero to ``s`` decimals; it must then fit ``p`` digits. ``true``/``false``,
+  objects, arrays and other strings (``"1_000"``, ``"inf"``, ``"NaN"``) are refused.
 * VARCHAR(n): a string as is; a number or ``true``/``false`` as its JSON text (Snowflake
   converts them); at most ``n`` characters. Objects and arrays are refused.
-* TIMESTAMP_TZ / TIMESTAMP_NTZ / TIMESTAMP_LTZ: an ISO-8601 string (date, optional time
-  with at most 9 fractional digits, kept to the microsecond; optional ``Z`` or
-  ``+hh:mm`` offset; no offset is UTC), or a 64-bit integer (a number or a string of
-  digits) counted from the epoch in seconds, milliseconds, microseconds or nanoseconds
-  by its magnitude, as Snowflake reads integer-stored timestamps.
+* TIMESTAMP_TZ / TIMESTAMP_NTZ / TIMESTAMP_LTZ: an ISO-8601 string, ``YYYY-MM-DD``
+  (year 0001 to 9999), then optionally ``T`` or a space, ``hh:mm`` (00:00 to 23:59),
+  ``:ss`` and 1 to 9 fractional digits (kept to the microsecond), then ``Z`` or an
+  offset ``+hh``, ``+hhmm`` or ``+hh:mm`` (at most 15:59; no offset is UTC); or a
+  64-bit integer (a number or a string of digits, spaces around it allowed) counted from
+  the epoch in seconds, milliseconds, microseconds or nanoseconds by its magnitude, as
+  Snowflake reads integer-stored timestamps. Nothing else: no zone names, no 24:00.
 * BOOLEAN: ``true``/``false``; a number (0 is false); a string ``true/t/yes/y/on/1`` or
   ``false/f/no/n/off/0`` in any case.
-* FLOAT/DOUBLE: a number or a numeric string. DATE: an ISO date string.
+* FLOAT/DOUBLE: a finite number, or a string holding a numeric literal as for NUMBER.
+  DATE: an ISO date string, exactly ``YYYY-MM-DD`` (year 0001 to 9999).
+
+DuckDB's own casts read more than these rules (``1_000``, ``inf``, ``nan``, zone names,
+``24:00``, any offset, ``epoch``, ``(BC)``, blanks of every kind); each value is matched
+against its rule's form (:data:`NUMERIC_LITERAL`, :data:`ISO_DATE`, :data:`ISO_TIMESTAMP`)
+before DuckDB casts it, so they land only what the rules say.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from collections.abc import Sequence
 
 from .schema import column_type, quote_ident
 
-__all__ = ["NOT_BLANK", "SOURCE", "parse_sql"]
+__all__ = ["ISO_DATE", "ISO_TIMESTAMP", "NOT_BLANK", "NUMERIC_LITERAL", "SOURCE", "parse_sql"]
 
 #: Where :func:`parse_sql` reads lines from: a relation with ``filename`` and ``_SRC``.
 SOURCE = "__SOURCE__"
@@ -53,8 +62,20 @@ _EPOCH = (
     "ELSE make_timestamp({n} // 1000) END"
 )
 
-#: More than 9 fractional digits (``contains`` first: most values have no dot at all).
-_TOO_FINE = "contains({v}, '.') AND regexp_matches({v}, '\\.[0-9]{{10}}')"
+#: A numeric literal as Snowflake documents its numeric constants, with spaces around it
+#: (RE2, matched against the whole text): ``[+-][digits][.digits][e[+-]digits]``.
+NUMERIC_LITERAL = r" *[+-]?([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][+-]?[0-9]+)? *"
+#: An ISO date, ``YYYY-MM-DD`` (the calendar check is DuckDB's cast; year 0000 is refused
+#: apart, by :func:`_iso`).
+ISO_DATE = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
+#: An ISO-8601 timestamp: the date, then optionally ``T`` or a space, ``hh:mm`` (00:00 to
+#: 23:59), ``:ss`` (00 to 59) and 1 to 9 fractional digits (Snowflake's FF9), then ``Z``
+#: or an offset ``+hh``, ``+hhmm``, ``+hh:mm`` of at most 15:59 (the native path's, and
+#: PostgreSQL's, limit; every offset in use is within -12:00 to +14:00).
+ISO_TIMESTAMP = (
+    ISO_DATE + r"([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,9})?)?"
+    r"(Z|[+-](0[0-9]|1[0-5])(:?[0-5][0-9])?)?)?"
+)
 _TIMESTAMP_ACCEPTS = (
     "an ISO-8601 timestamp string (at most 9 fractional digits) or an integer epoch"
 )
@@ -64,13 +85,24 @@ def _lit(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+def _is(text: str, form: str) -> str:
+    """Whether all of ``text`` has the ``form`` (an RE2 pattern)."""
+    return f"regexp_full_match({text}, {_lit(form)})"
+
+
+def _iso(text: str, form: str) -> str:
+    """Whether ``text`` is an ISO date or timestamp of ``form``, year 0001 or later."""
+    return f"({_is(text, form)} AND NOT starts_with({text}, '0000'))"
+
+
 def _value(ref: str, sf_type: str, path: str = "'$'") -> tuple[str, str, str]:
     """(how json_transform reads the value: VARCHAR or JSON, the typed value expression
     over ``ref`` = what it read, what the type accepts, for messages) for one column.
 
     Read as VARCHAR, a JSON string is its text, a number its digits, true/false their
-    names and an object or array its JSON text: enough for numbers and timestamps, whose
-    casts refuse all but the right shapes, and for strings. BOOLEAN columns need to know
+    names and an object or array its JSON text: enough for strings, and for numbers,
+    dates and timestamps, matched against their rule's form before DuckDB casts them
+    (its casts alone read more than the rules). BOOLEAN columns need to know
     a string from a number, so they read the JSON text of the value.
     ``path`` is the column's JSON path in ``_SRC``.
     """
@@ -78,24 +110,26 @@ def _value(ref: str, sf_type: str, path: str = "'$'") -> tuple[str, str, str]:
     duck = ct.duckdb
     if ct.precision is not None:
         p, s = ct.precision, ct.scale or 0
-        return (
-            "VARCHAR",
-            f"TRY_CAST(trim({ref}) AS DECIMAL({p},{s}))",
-            (f"a number or numeric string for NUMBER({p},{s})"),
-        )
+        cast = f"TRY_CAST(trim({ref}) AS DECIMAL({p},{s}))"
+        expr = f"CASE WHEN {_is(ref, NUMERIC_LITERAL)} THEN {cast} END"
+        return "VARCHAR", expr, f"a number or numeric string for NUMBER({p},{s})"
     if duck in ("TIMESTAMPTZ", "TIMESTAMP"):
         as_int = (
             f"CASE WHEN regexp_full_match(trim({ref}), '-?[0-9]+') "
             f"THEN TRY_CAST(trim({ref}) AS BIGINT) END"
         )
-        cast = f"coalesce(TRY_CAST({ref} AS {duck}), ({_EPOCH.format(n=as_int)})::{duck})"
-        # DuckDB reads any number of fractional digits; Snowflake's (FF, FF9) at most 9.
-        expr = f"CASE WHEN NOT ({_TOO_FINE.format(v=ref)}) THEN {cast} END"
+        expr = (
+            f"CASE WHEN {_iso(ref, ISO_TIMESTAMP)} THEN TRY_CAST({ref} AS {duck}) "
+            f"ELSE ({_EPOCH.format(n=as_int)})::{duck} END"
+        )
         return "VARCHAR", expr, _TIMESTAMP_ACCEPTS
     if duck == "DOUBLE":
-        return "VARCHAR", f"TRY_CAST(trim({ref}) AS DOUBLE)", "a number or numeric string"
+        x = f"TRY_CAST(trim({ref}) AS DOUBLE)"
+        expr = f"CASE WHEN {_is(ref, NUMERIC_LITERAL)} AND isfinite({x}) THEN {x} END"
+        return "VARCHAR", expr, "a number or numeric string"
     if duck == "DATE":
-        return "VARCHAR", f"TRY_CAST({ref} AS DATE)", "an ISO date string"
+        expr = f"CASE WHEN {_iso(ref, ISO_DATE)} THEN TRY_CAST({ref} AS DATE) END"
+        return "VARCHAR", expr, "an ISO date string"
     first = f"left({ref}, 1)"
     # A JSON string without escapes is its text between the quotes; others are unescaped.
     text = (
@@ -132,16 +166,14 @@ def _error(name: str, sf_type: str, frag: str, accepts: str) -> str:
     if ct.precision is None:
         return got
     # A number that does not fit: say so, as Snowflake does, rather than "expected".
-    numeric = (
-        f"TRY_CAST(CASE WHEN left({frag}, 1) = '\"' THEN trim(json_extract_string({frag}, '$')) "
-        f"ELSE {frag} END AS DOUBLE)"
-    )
+    text = f"CASE WHEN left({frag}, 1) = '\"' THEN json_extract_string({frag}, '$') ELSE {frag} END"
+    numeric = f"TRY_CAST(trim({text}) AS DOUBLE)"
     spec = f"NUMBER({ct.precision},{ct.scale or 0})"
     out_of_range = (
         f"'value ' || left({frag}, 80) || {_lit(f' out of range for {spec} column {name}{where}')}"
     )
     return (
-        f"CASE WHEN left({frag}, 1) NOT IN ('t', 'f', '{{', '[') AND isfinite({numeric}) "
+        f"CASE WHEN {_is(f'({text})', NUMERIC_LITERAL)} AND isfinite({numeric}) "
         f"THEN {out_of_range} ELSE {got} END"
     )
 
