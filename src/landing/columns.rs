@@ -117,29 +117,75 @@ impl ColumnData {
         }
     }
 
+    /// No values (the room stays, for the next parse).
+    pub fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    /// How many Arrow buffers the column has: 2 for UTF-8 (offsets, data), else 1.
+    pub fn buffer_count(&self) -> usize {
+        match self {
+            ColumnData::Utf8 { .. } => 2,
+            _ => 1,
+        }
+    }
+
+    /// The length in bytes of Arrow buffer `i`.
+    pub fn buffer_len(&self, i: usize) -> usize {
+        match (self, i) {
+            (ColumnData::Utf8 { offsets, .. }, 0) => offsets.len() * 8,
+            (ColumnData::Utf8 { data, .. }, _) => data.len(),
+            (ColumnData::Decimal(v), _) => v.len() * 16,
+            (ColumnData::Micros(v), _) => v.len() * 8,
+            (ColumnData::Bool(v), _) => v.len().div_ceil(8),
+            (ColumnData::Float(v), _) => v.len() * 8,
+            (ColumnData::Days(v), _) => v.len() * 4,
+        }
+    }
+
+    /// Arrow buffer `i` as it is held, when it is held as bytes (a string's data).
+    pub fn as_bytes(&self, i: usize) -> Option<&[u8]> {
+        match (self, i) {
+            (ColumnData::Utf8 { data, .. }, 1) => Some(data),
+            _ => None,
+        }
+    }
+
+    /// Writes Arrow buffer `i` into `out` (`buffer_len(i)` bytes, zeroed): values
+    /// little-endian, booleans packed LSB first.
+    pub fn write_buffer(&self, i: usize, out: &mut [u8]) {
+        fn le<T: Copy, const N: usize>(v: &[T], out: &mut [u8], to: fn(T) -> [u8; N]) {
+            for (o, &x) in out.chunks_exact_mut(N).zip(v) {
+                o.copy_from_slice(&to(x));
+            }
+        }
+        match (self, i) {
+            (ColumnData::Utf8 { offsets, .. }, 0) => le(offsets, out, i64::to_le_bytes),
+            (ColumnData::Utf8 { data, .. }, _) => {
+                let n = data.len().min(out.len());
+                out[..n].copy_from_slice(&data[..n]);
+            }
+            (ColumnData::Decimal(v), _) => le(v, out, i128::to_le_bytes),
+            (ColumnData::Micros(v), _) => le(v, out, i64::to_le_bytes),
+            (ColumnData::Bool(v), _) => {
+                for (o, bits) in out.iter_mut().zip(v.chunks(8)) {
+                    *o = bits.iter().rev().fold(0, |acc, &b| (acc << 1) | (b & 1));
+                }
+            }
+            (ColumnData::Float(v), _) => le(v, out, f64::to_le_bytes),
+            (ColumnData::Days(v), _) => le(v, out, i32::to_le_bytes),
+        }
+    }
+
     /// The Arrow buffers: `[offsets, data]` for UTF-8, `[values]` otherwise.
     pub fn into_buffers(self) -> Vec<Vec<u8>> {
-        fn le<T: Copy, const N: usize>(v: &[T], to: fn(T) -> [u8; N]) -> Vec<u8> {
-            let mut out = Vec::with_capacity(v.len() * N);
-            for &x in v {
-                out.extend_from_slice(&to(x));
-            }
-            out
-        }
-        match self {
-            ColumnData::Utf8 { offsets, data } => vec![le(&offsets, i64::to_le_bytes), data],
-            ColumnData::Decimal(v) => vec![le(&v, i128::to_le_bytes)],
-            ColumnData::Micros(v) => vec![le(&v, i64::to_le_bytes)],
-            ColumnData::Bool(v) => {
-                let mut bits = vec![0u8; v.len().div_ceil(8)];
-                for (i, &b) in v.iter().enumerate() {
-                    bits[i / 8] |= (b & 1) << (i % 8);
-                }
-                vec![bits]
-            }
-            ColumnData::Float(v) => vec![le(&v, f64::to_le_bytes)],
-            ColumnData::Days(v) => vec![le(&v, i32::to_le_bytes)],
-        }
+        (0..self.buffer_count())
+            .map(|i| {
+                let mut out = vec![0; self.buffer_len(i)];
+                self.write_buffer(i, &mut out);
+                out
+            })
+            .collect()
     }
 }
 

@@ -6,10 +6,18 @@
 //! form only the SQL path reads) is *deferred*: handed back with its line number for
 //! the SQL path to decide, so a refusal has that path's wording and an odd-but-valid
 //! value lands as it would there.
+//!
+//! Each line is read by `plain_line.rs` first, by hand, when it has the common shape
+//! (plain keys and strings, no nesting); any line it is not sure of goes to
+//! `line.rs` (serde_json) as it is. Both cast by `value.rs`'s rules, and the tests
+//! (`parity_tests.rs`, `value_form_tests.rs`, `mutation_tests.rs`) hold them to the
+//! same results.
 
 mod columns;
 mod line;
 mod number;
+mod plain_line;
+mod plain_scan;
 mod timestamp;
 mod value;
 
@@ -42,7 +50,15 @@ pub struct ParsedLines {
 #[derive(Debug, Clone)]
 pub struct RowParser {
     columns: Vec<Column>,
+    keys: plain_line::PlainKeys,
     check_keys: bool,
+}
+
+/// Drops every value past the first `rows` of each column.
+fn truncate(out: &mut [ColumnData], rows: usize) {
+    for c in out {
+        c.truncate(rows);
+    }
 }
 
 /// A line the SQL path does not count as a row: only blanks, tabs and carriage returns.
@@ -54,6 +70,7 @@ impl RowParser {
     /// `check_keys` off: unknown keys are ignored (a duplicated one is deferred).
     pub fn new(columns: Vec<Column>, check_keys: bool) -> Self {
         RowParser {
+            keys: plain_line::PlainKeys::new(&columns),
             columns,
             check_keys,
         }
@@ -63,48 +80,116 @@ impl RowParser {
         &self.columns
     }
 
+    /// Nothing parsed yet: one empty buffer per column.
+    pub fn empty(&self) -> ParsedLines {
+        ParsedLines {
+            rows: 0,
+            columns: self
+                .columns
+                .iter()
+                .map(|c| ColumnData::new(c.kind))
+                .collect(),
+            deferred: Vec::new(),
+            deferred_lines: Vec::new(),
+        }
+    }
+
     /// Every line of `body` (split on `\n`) as a row or deferred; blank lines skipped.
     pub fn parse(&self, body: &[u8]) -> ParsedLines {
-        let mut out: Vec<ColumnData> = self
-            .columns
-            .iter()
-            .map(|c| ColumnData::new(c.kind))
-            .collect();
-        let mut seen = vec![false; self.columns.len()];
-        let mut rows = 0;
-        let mut deferred = Vec::new();
-        let mut deferred_lines = Vec::new();
-        let mut start = 0;
-        let ends = memchr::memchr_iter(b'\n', body).chain(std::iter::once(body.len()));
-        for (i, end) in ends.enumerate() {
-            let line = &body[start..end];
-            start = end + 1;
-            if is_blank(line) {
-                continue;
-            }
-            let taken = line.len() <= MAX_LINE_BYTES
-                && memchr::memchr(b'\r', line).is_none()
-                && std::str::from_utf8(line).is_ok_and(|text| {
-                    line::parse_line(text, &self.columns, self.check_keys, &mut out, &mut seen)
-                        .is_ok()
-                });
-            if taken {
-                rows += 1;
-            } else {
-                for c in &mut out {
-                    c.truncate(rows);
-                }
-                deferred.extend_from_slice(line);
-                deferred.push(b'\n');
-                deferred_lines.push(i as u64 + 1);
-            }
+        let mut got = self.empty();
+        self.parse_into(body, &mut got);
+        got
+    }
+
+    /// [`Self::parse`] into `got` (from [`Self::empty`] or an earlier parse): what
+    /// was in it is dropped, its room kept, so memory already in use is written again
+    /// rather than new memory mapped for each body.
+    pub fn parse_into(&self, body: &[u8], got: &mut ParsedLines) {
+        self.parse_lines(body, true, got);
+    }
+
+    /// [`Self::parse_into`], trying `plain_line.rs` on each line first if
+    /// `plain_first` (off only to compare the two in tests: the results are the same).
+    fn parse_lines(&self, body: &[u8], plain_first: bool, got: &mut ParsedLines) {
+        if got.columns.len() != self.columns.len() {
+            *got = self.empty();
         }
-        ParsedLines {
-            rows,
+        let ParsedLines {
             columns: out,
             deferred,
             deferred_lines,
+            ..
+        } = got;
+        out.iter_mut().for_each(ColumnData::clear);
+        deferred.clear();
+        deferred_lines.clear();
+        let mut seen = vec![false; self.columns.len()];
+        let mut rows = 0;
+        // One UTF-8 check for the whole body when it passes (the usual case), so a
+        // plain line is read in place and its end found as it is read.
+        let whole = std::str::from_utf8(body).ok().filter(|_| plain_first);
+        let mut reader = whole.map(|text| plain_line::PlainReader::new(self, text));
+        let mut start = 0;
+        let mut number = 0u64;
+        loop {
+            number += 1;
+            if let Some(reader) = reader.as_mut().filter(|_| body.get(start) == Some(&b'{')) {
+                let plain = reader.line(start, out, &mut seen);
+                match plain {
+                    Ok(end) if end - start <= MAX_LINE_BYTES => {
+                        rows += 1;
+                        if end == body.len() {
+                            break;
+                        }
+                        start = end + 1;
+                        continue;
+                    }
+                    _ => truncate(out, rows),
+                }
+            }
+            let end = memchr::memchr(b'\n', &body[start..]).map_or(body.len(), |i| start + i);
+            let line = &body[start..end];
+            if !is_blank(line) {
+                if self.parse_line(line, plain_first.then_some(rows), out, &mut seen) {
+                    rows += 1;
+                } else {
+                    truncate(out, rows);
+                    deferred.extend_from_slice(line);
+                    deferred.push(b'\n');
+                    deferred_lines.push(number);
+                }
+            }
+            if end == body.len() {
+                break;
+            }
+            start = end + 1;
         }
+        got.rows = rows;
+    }
+
+    /// One line (not blank) into `out`: by `plain_line.rs` first if `plain_first`
+    /// (the rows so far), else (or if it is not sure) by `line.rs`; false if it is
+    /// deferred.
+    fn parse_line(
+        &self,
+        line: &[u8],
+        plain_first: Option<usize>,
+        out: &mut [ColumnData],
+        seen: &mut [bool],
+    ) -> bool {
+        let text = match std::str::from_utf8(line) {
+            Ok(text) if line.len() <= MAX_LINE_BYTES => text,
+            _ => return false,
+        };
+        if let Some(rows) = plain_first {
+            let mut reader = plain_line::PlainReader::new(self, text);
+            if reader.line(0, out, seen).is_ok() {
+                return true;
+            }
+            truncate(out, rows);
+        }
+        memchr::memchr(b'\r', line).is_none()
+            && line::parse_line(text, &self.columns, self.check_keys, out, seen).is_ok()
     }
 }
 
@@ -196,3 +281,12 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod parity_tests;
+
+#[cfg(test)]
+mod mutation_tests;
+
+#[cfg(test)]
+mod value_form_tests;

@@ -34,25 +34,51 @@ pub fn plain_decimal(text: &[u8], allow_plus: bool) -> Option<Decimal<'_>> {
     })
 }
 
+/// 10^0 ..= 10^38.
+const POW10: [i128; 39] = {
+    let mut p = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+/// `digits` appended to `v` in decimal; `v`'s digits and `digits` at most 19 in all.
+#[inline]
+fn append_u64(mut v: u64, digits: &[u8]) -> u64 {
+    for &b in digits {
+        v = v * 10 + u64::from(b - b'0');
+    }
+    v
+}
+
 /// `d` scaled by 10^scale and rounded half away from zero, if it fits `precision`
 /// digits (`precision <= 38`, `scale <= precision`); None if it does not.
+#[inline]
 pub fn scaled(d: &Decimal<'_>, precision: u32, scale: u32) -> Option<i128> {
     let int = trim_leading_zeros(d.int);
-    if int.len() > (precision - scale) as usize {
+    let (precision, scale) = (precision as usize, scale as usize);
+    if int.len() > precision - scale {
         return None;
     }
-    let mut v: i128 = 0;
-    for &b in int {
-        v = v * 10 + i128::from(b - b'0');
-    }
-    for i in 0..scale as usize {
-        let digit = d.frac.get(i).map_or(0, |&b| b - b'0');
-        v = v * 10 + i128::from(digit);
-    }
-    if d.frac.get(scale as usize).is_some_and(|&b| b >= b'5') {
-        v += 1;
-    }
-    if v >= 10i128.pow(precision) {
+    let kept = &d.frac[..scale.min(d.frac.len())];
+    let padding = scale - kept.len();
+    let round_up = d.frac.get(scale).is_some_and(|&b| b >= b'5');
+    let v = if precision <= 18 {
+        // At most `precision` digits before rounding, so at most 10^18 after: one
+        // machine word throughout.
+        let v = append_u64(append_u64(0, int), kept) * 10u64.pow(padding as u32);
+        i128::from(v + u64::from(round_up))
+    } else {
+        let mut v: i128 = 0;
+        for &b in int.iter().chain(kept) {
+            v = v * 10 + i128::from(b - b'0');
+        }
+        v * POW10[padding] + i128::from(round_up)
+    };
+    if v >= POW10[precision] {
         return None;
     }
     Some(if d.negative { -v } else { v })

@@ -28,11 +28,21 @@ fn days_in_month(y: i64, m: u32) -> u32 {
     }
 }
 
+/// `s` (1 to 9 ASCII digits) as a number.
+#[inline]
 fn digits(s: &[u8]) -> Option<u32> {
-    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+    if s.is_empty() {
         return None;
     }
-    Some(s.iter().fold(0, |v, &b| v * 10 + u32::from(b - b'0')))
+    let mut v = 0u32;
+    for &b in s {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        v = v * 10 + u32::from(digit);
+    }
+    Some(v)
 }
 
 /// `YYYY-MM-DD` at the start of `s`: (days since the epoch, the rest of `s`).

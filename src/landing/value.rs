@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use super::columns::{ColumnData, ColumnKind};
-use super::number::{plain_decimal, scaled, significant_digits};
+use super::number::{plain_decimal, scaled, significant_digits, Decimal};
 use super::timestamp::{epoch_us, integer, parse_date, parse_iso};
 
 /// The most significant digits a JSON number with a fraction may have: up to 15 the
@@ -61,11 +61,30 @@ fn is_float_literal(t: &str) -> bool {
     exp_ok && plain_decimal(mantissa.as_bytes(), false).is_some()
 }
 
-fn push_str(out: &mut ColumnData, s: &str) {
+pub fn push_str(out: &mut ColumnData, s: &str) {
     if let ColumnData::Utf8 { offsets, data } = out {
         data.extend_from_slice(s.as_bytes());
         offsets.push(data.len() as i64);
     }
+}
+
+/// NUMBER(precision, scale) from a JSON number without exponent (`d` its digits):
+/// up to [`MAX_FLOAT_DIGITS`] significant digits if it has a fraction.
+#[inline]
+pub fn json_number(d: &Decimal<'_>, precision: u32, scale: u32) -> Option<i128> {
+    // No more significant digits than digits: the count is needed for long ones only.
+    let digits = d.int.len() + d.frac.len();
+    if digits <= MAX_FLOAT_DIGITS || d.frac.is_empty() || significant_digits(d) <= MAX_FLOAT_DIGITS
+    {
+        scaled(d, precision, scale)
+    } else {
+        None
+    }
+}
+
+/// TIMESTAMP from a JSON string: ISO-8601, else an integer epoch (blanks around it).
+pub fn timestamp_text(s: &str, tz: bool) -> Option<i64> {
+    parse_iso(s.as_bytes(), tz).or_else(|| epoch_us(integer(s.trim_matches(' ').as_bytes())?))
 }
 
 /// Casts `v` into `out` by `kind`'s rule; false (nothing pushed) if it is not taken.
@@ -87,21 +106,18 @@ pub fn cast(kind: ColumnKind, v: &Json<'_>, out: &mut ColumnData) -> bool {
             true
         }
         (ColumnKind::Number { precision, scale }, v, ColumnData::Decimal(col)) => {
-            let d = match v {
-                Json::Str(s) => {
-                    let t = s.trim_matches(' ');
-                    match plain_decimal(t.as_bytes(), true) {
-                        Some(d) if d.int.len() + d.frac.len() <= MAX_STRING_DIGITS => d,
-                        _ => return false,
+            let x = match v {
+                Json::Str(s) => match plain_decimal(s.trim_matches(' ').as_bytes(), true) {
+                    Some(d) if d.int.len() + d.frac.len() <= MAX_STRING_DIGITS => {
+                        scaled(&d, precision, scale)
                     }
-                }
-                Json::Num(t) => match plain_decimal(t.as_bytes(), false) {
-                    Some(d) if d.frac.is_empty() || significant_digits(&d) <= MAX_FLOAT_DIGITS => d,
-                    _ => return false,
+                    _ => None,
                 },
-                _ => return false,
+                Json::Num(t) => plain_decimal(t.as_bytes(), false)
+                    .and_then(|d| json_number(&d, precision, scale)),
+                _ => None,
             };
-            match scaled(&d, precision, scale) {
+            match x {
                 Some(x) => {
                     col.push(x);
                     true
@@ -111,8 +127,7 @@ pub fn cast(kind: ColumnKind, v: &Json<'_>, out: &mut ColumnData) -> bool {
         }
         (ColumnKind::Timestamp { tz }, v, ColumnData::Micros(col)) => {
             let us = match v {
-                Json::Str(s) => parse_iso(s.as_bytes(), tz)
-                    .or_else(|| epoch_us(integer(s.trim_matches(' ').as_bytes())?)),
+                Json::Str(s) => timestamp_text(s, tz),
                 Json::Num(t) => integer(t.as_bytes()).and_then(epoch_us),
                 _ => None,
             };
