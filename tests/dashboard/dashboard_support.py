@@ -95,6 +95,8 @@ def sql(data_dir: Path, query: str) -> list[tuple[Any, ...]]:
     con = duckdb.connect(str(data_dir / "emulator.duckdb"), read_only=True)
     try:
         con.execute("SET TimeZone = 'UTC'")
+        # RESORT_SALES is a view over files/*.parquet, named relative to the data dir
+        con.execute(f"SET file_search_path = '{data_dir.resolve()}'")
         return con.execute(query).fetchall()
     finally:
         con.close()
@@ -197,8 +199,9 @@ def duplicate_rows(data_dir: Path, run_id: str, n: int) -> None:
     store = ParquetStore(data_dir / DB_FILE, "RESORT_SALES", COLUMNS, threads=1, compact=False)
     try:
         cur = store.connection.cursor()
-        rows = cur.execute("SELECT * FROM RESORT_SALES WHERE RUN_ID = ? LIMIT ?", [run_id, n])
-        store.append_rows(rows.fetch_arrow_table())
+        rel = cur.sql("SELECT * FROM RESORT_SALES WHERE RUN_ID = ? LIMIT ?", params=[run_id, n])
+        fetch = getattr(rel, "to_arrow_table", None) or rel.arrow  # duckdb 2 | 1
+        store.append_rows(fetch())
         cur.close()
     finally:
         store.close()

@@ -241,3 +241,20 @@ def test_only_columns_whose_values_repeat_are_dictionary_encoded(tmp_path):
     }
     assert encoded == {n: n in store.dictionary for n in encoded}
     store.close()
+
+
+def test_a_data_dir_moved_elsewhere_reads_and_lands_there(tmp_path):
+    import shutil
+
+    from elastic_channels.emulator.control import query_offline
+
+    store = _open(tmp_path / "before")
+    _land(store, tmp_path / "before", [ResortGenerator("moved", 0).next_batch(30, T_US)])
+    store.close()
+    shutil.move(tmp_path / "before", tmp_path / "after")  # nothing left where it was
+    count = "SELECT count(*) AS n FROM RESORT_SALES"
+    assert query_offline(tmp_path / "after", count) == [b'{"n":30}\n']
+    store = _open(tmp_path / "after")
+    _land(store, tmp_path / "after", [ResortGenerator("moved", 1).next_batch(12, T_US)])
+    assert store.query(count)[1] == [(42,)]
+    store.close()

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
+from .store import FILES_DIR
 
 __all__ = [
     "FILE_SUFFIX",
@@ -113,14 +114,14 @@ def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def view_sql(
-    table: str, columns: Sequence[tuple[str, str]], files_dir: Path, names: Iterable[str]
-) -> str:
+def view_sql(table: str, columns: Sequence[tuple[str, str]], names: Iterable[str]) -> str:
     """``CREATE OR REPLACE VIEW`` of the table over exactly these data files (an empty
-    relation of the table's types when there are none)."""
+    relation of the table's types when there are none). The files are named relative to
+    the data dir (``files/NAME``): the connection's ``file_search_path`` is the data dir,
+    so the view holds wherever the data dir is copied or moved."""
     cols = [(n, column_type(t).duckdb) for n, t in columns]
     cols.append((COMMIT_TIME_COLUMN, "TIMESTAMPTZ"))
-    paths = [str((files_dir / n).resolve()) for n in sorted(names)]
+    paths = [f"{FILES_DIR}/{n}" for n in sorted(names)]
     if paths:
         select = ", ".join(f"CAST({quote_ident(n)} AS {t}) AS {quote_ident(n)}" for n, t in cols)
         files = ", ".join(_sql_str(p) for p in paths)

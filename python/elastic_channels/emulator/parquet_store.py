@@ -146,7 +146,7 @@ class ParquetStore(Store):
         return [r[0] for r in cur.execute(f"SELECT NAME FROM {FILES_TABLE}").fetchall()]
 
     def refresh_view(self, cur: duckdb.DuckDBPyConnection) -> None:
-        cur.execute(view_sql(self.table, self.columns, self.files_dir, self.file_names(cur)))
+        cur.execute(view_sql(self.table, self.columns, self.file_names(cur)))
 
     def register(self, cur: duckdb.DuckDBPyConnection, name: str, rows: int, size: int,
                  level: int = 0) -> None:  # fmt: skip

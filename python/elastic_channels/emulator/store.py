@@ -97,6 +97,10 @@ class Store:
                 config={"threads": threads, "preserve_insertion_order": False},
             )
             self._con.execute("SET GLOBAL TimeZone = 'UTC'")
+            # The native table's view names its files relative to the data dir
+            # (``files/...``), so a data dir read where it was copied or moved to works.
+            data_dir = _sql_str(str(self.db_path.parent.resolve()))
+            self._con.execute(f"SET GLOBAL file_search_path = {data_dir}")
             # FSST costs ~2 ms/MB at checkpoint; dictionary/RLE still apply.
             self._con.execute("SET GLOBAL disabled_compression_methods = 'fsst'")
             if not read_only:
@@ -109,8 +113,12 @@ class Store:
             for name in (FILES_DIR, ICEBERG_DIR):
                 files = self.db_path.parent / name
                 allowed += [files] if files.is_dir() else []
-            if allowed:
-                dirs = ", ".join(_sql_str(str(d.resolve()) + "/") for d in allowed)
+            dirs_allowed = [str(d.resolve()) + "/" for d in allowed]
+            if (self.db_path.parent / FILES_DIR).is_dir():
+                # the view's relative names, resolved by file_search_path to the line above
+                dirs_allowed.append(FILES_DIR + "/")
+            if dirs_allowed:
+                dirs = ", ".join(_sql_str(d) for d in dirs_allowed)
                 self._con.execute(f"SET GLOBAL allowed_directories = [{dirs}]")
             self._con.execute("SET GLOBAL enable_external_access = false")
             # No query scans a Python variable named like a table (DuckDB's replacement scan).
