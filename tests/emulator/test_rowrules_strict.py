@@ -2,7 +2,8 @@
 (docs/EMULATOR.md, "How a JSON value becomes a column"): ``"1_000"``, ``"inf"``, zone
 names, ``24:00``, offsets past 15:59, ``epoch``, ``(BC)``, blanks other than spaces...
 are refused on both parse paths with the SQL path's message, and the documented forms
-beside them still land."""
+beside them still land. And a line holding a ``\\r`` keeps its line number (DuckDB's line
+reader also ends a line at a ``\\r``)."""
 
 from __future__ import annotations
 
@@ -166,3 +167,50 @@ def test_float_and_date_land_only_their_documented_forms(column, raw, lands, par
     else:
         assert error is None, error
         assert got[column] == lands
+
+
+def _line(**changes) -> bytes:
+    return json.dumps({**BASE, **changes}).encode()
+
+
+def test_a_refused_line_ending_in_cr_keeps_its_line_number(parse):
+    """DuckDB's line reader ends a line at a ``\\r`` too: the line it read was not the
+    line sent, and the refusal, found by its md5, was reported at line 0."""
+    bad = _line(TXID="bad", QUANTITY=True)
+    message = f"Expected {NUMBER_9}, got true - at `$.QUANTITY`"
+    for body, number in [
+        (_line() + b"\n" + bad + b"\r", 2),
+        (_line() + b"\n" + bad + b"\r\n" + _line(), 2),
+        (bad + b"\r\r\n" + _line(), 1),
+        (b"\r\n" + _line() + b"\r\n\r\n" + bad + b"\r", 4),
+        (_line() + b"\n\r" + bad, 2),
+    ]:
+        good, parsed, errors = _check(body, parse)
+        assert [(e.line, e.message) for e in errors] == [(number, message)], body
+        sent = body.split(b"\n")[number - 1].decode()[:200]
+        assert errors[0].excerpt == sent, "the excerpt is the line as sent"
+        assert parsed == len(good.splitlines()) + 1
+
+
+def test_a_cr_inside_a_line_neither_splits_it_nor_loses_its_number(parse):
+    """A ``\\r`` between a row's tokens is JSON whitespace: the row lands, once; a raw
+    ``\\r`` inside a string is malformed JSON, reported at its own line."""
+    spaced = _line(TXID="spaced").replace(b'"QUANTITY": ', b'"QUANTITY":\r ')
+    in_string = _line(TXID="in-string").replace(b"in-string", b"in\rstring")
+    after = _line(TXID="after", QUANTITY="1_000")
+    good, parsed, errors = _check(spaced + b"\n" + in_string + b"\n" + after, parse)
+    assert [json.loads(g)["TXID"] for g in good.splitlines()] == ["spaced"]
+    assert parsed == 3
+    assert [(e.line, e.message) for e in errors] == [
+        (2, "DecodeError: malformed JSON"),
+        (3, f'Expected {NUMBER_9}, got "1_000" - at `$.QUANTITY`'),
+    ]
+    assert errors[0].excerpt == in_string.decode()[:200]
+
+
+def test_a_line_led_by_whitespace_is_refused_for_its_value(parse):
+    """Leading tabs and ``\r`` are JSON whitespace: the refusal names the value (it said
+    "Expected `object`, got `object`": only spaces were skipped to find the ``{``)."""
+    bad = _line(QUANTITY="1_000")
+    for lead in (b" \t", b"\r", b"\t\r "):
+        assert _one(lead + bad, parse)[1] == f'Expected {NUMBER_9}, got "1_000" - at `$.QUANTITY`'

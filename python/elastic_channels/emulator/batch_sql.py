@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from .lines import line_numbers
+from .lines import for_line_reader, line_numbers
 from .rowparse import NOT_BLANK, SOURCE, parse_sql
 
 __all__ = ["Body", "LandedFile", "LineError", "RowSink", "SqlParse"]
@@ -59,14 +59,16 @@ class SqlParse:
         self, cur: duckdb.DuckDBPyConnection, bodies: dict[str, Body], sink: RowSink
     ) -> dict[str, LandedFile]:
         """Each body's lines parsed; the good rows handed to ``sink`` in one SELECT."""
-        for body in bodies.values():
-            body.path.write_bytes(body.raw)
+        read = {name: for_line_reader(body.raw) for name, body in bodies.items()}
+        for name, body in bodies.items():
+            body.path.write_bytes(read[name])
         parse, results, by_path = count_lines(cur, bodies, self._sql)
         inserted = sink(f"SELECT {self._names} FROM ({parse}) WHERE _ERR IS NULL")
         explain_refused(cur, parse, results, by_path, inserted)
         for name, got in results.items():
             if got.errors:
-                got.errors = _numbered(bodies[name].raw, got.errors)  # type: ignore[arg-type]
+                found = got.errors
+                got.errors = _numbered(bodies[name].raw, read[name], found)  # type: ignore[arg-type]
         return results
 
 
@@ -109,6 +111,15 @@ def explain_refused(
         got.inserted -= 1
 
 
-def _numbered(raw: bytes, found: list[tuple[str, str, str]]) -> list[LineError]:
-    numbers = line_numbers(raw, [digest for _, _, digest in found])
-    return sorted((numbers[i], msg, excerpt) for i, (msg, excerpt, _) in enumerate(found))
+def _numbered(raw: bytes, read: bytes, found: list[tuple[str, str, str]]) -> list[LineError]:
+    """``found`` numbered by the md5s of the lines of ``read`` (``raw`` as the reader got
+    it, ``lines.for_line_reader``); where ``read`` is not ``raw``, each excerpt is taken
+    again from ``raw``, as long, so that it shows the line as sent."""
+    numbers = line_numbers(read, [digest for _, _, digest in found])
+    lines = None if read is raw else raw.split(b"\n")
+    out = []
+    for n, (msg, excerpt, _) in zip(numbers, found, strict=True):
+        if lines is not None and n:
+            excerpt = lines[n - 1].decode("utf-8", "replace")[: len(excerpt)]
+        out.append((n, msg, excerpt))
+    return sorted(out)

@@ -49,6 +49,8 @@ SOURCE = "__SOURCE__"
 #: The lines that are rows (blank and whitespace-only lines are not).
 NOT_BLANK = "_SRC IS NOT NULL AND NOT regexp_full_match(_SRC, '[ \\t\\r]*')"
 
+#: JSON's whitespace (a line's leading whitespace is not its first character).
+_JSON_BLANKS = "' ' || chr(9) || chr(10) || chr(13)"
 _NUMERIC_START = "('-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9')"
 _TRUE = "('true', 't', 'yes', 'y', 'on', '1')"
 _FALSE = "('false', 'f', 'no', 'n', 'off', '0')"
@@ -230,7 +232,7 @@ WITH _lines AS (
 SELECT _FILE, {", ".join(quote_ident(n) for n in names)},
   CASE WHEN {" AND ".join(ok)} THEN NULL ELSE CASE
     WHEN _v IS NULL THEN 'DecodeError: malformed JSON'
-    WHEN NOT starts_with(ltrim(_SRC), '{{') THEN 'Expected `object`, got `' ||
+    WHEN NOT starts_with(ltrim(_SRC, {_JSON_BLANKS}), '{{') THEN 'Expected `object`, got `' ||
          lower(json_type(_SRC)) || '`'
     {key_checks}
     {" ".join(checks)}
