@@ -46,6 +46,11 @@ fn landing_parse(c: &mut Criterion) {
         group.bench_function(format!("generated_rows/{n}"), |b| {
             b.iter(|| parser.parse(&body))
         });
+        // As the Python binding does: into the buffers of the previous parse.
+        group.bench_function(format!("generated_rows_into_kept/{n}"), |b| {
+            let mut got = parser.empty();
+            b.iter(|| parser.parse_into(&body, &mut got))
+        });
     }
     group.finish();
 }

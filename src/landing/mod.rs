@@ -134,7 +134,7 @@ impl RowParser {
         loop {
             number += 1;
             if let Some(reader) = reader.as_mut().filter(|_| body.get(start) == Some(&b'{')) {
-                let plain = reader.line(start, out, &mut seen);
+                let plain = reader.line(start, out);
                 match plain {
                     Ok(end) if end - start <= MAX_LINE_BYTES => {
                         rows += 1;
@@ -183,7 +183,7 @@ impl RowParser {
         };
         if let Some(rows) = plain_first {
             let mut reader = plain_line::PlainReader::new(self, text);
-            if reader.line(0, out, seen).is_ok() {
+            if reader.line(0, out).is_ok() {
                 return true;
             }
             truncate(out, rows);

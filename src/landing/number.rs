@@ -45,6 +45,17 @@ const POW10: [i128; 39] = {
     p
 };
 
+/// 10^0 ..= 10^18.
+const POW10_U64: [u64; 19] = {
+    let mut p = [1u64; 19];
+    let mut i = 1;
+    while i < 19 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
 /// `digits` appended to `v` in decimal; `v`'s digits and `digits` at most 19 in all.
 #[inline]
 fn append_u64(mut v: u64, digits: &[u8]) -> u64 {
@@ -58,8 +69,18 @@ fn append_u64(mut v: u64, digits: &[u8]) -> u64 {
 /// digits (`precision <= 38`, `scale <= precision`); None if it does not.
 #[inline]
 pub fn scaled(d: &Decimal<'_>, precision: u32, scale: u32) -> Option<i128> {
-    let int = trim_leading_zeros(d.int);
     let (precision, scale) = (precision as usize, scale as usize);
+    if precision <= 18 && d.frac.len() <= scale && d.int.len() + scale <= 18 {
+        // The usual case: no rounding, at most 18 digits, in one machine word (a
+        // value below 10^precision also has at most precision - scale whole digits).
+        let v = append_u64(append_u64(0, d.int), d.frac) * POW10_U64[scale - d.frac.len()];
+        if v >= POW10_U64[precision] {
+            return None;
+        }
+        let v = i128::from(v);
+        return Some(if d.negative { -v } else { v });
+    }
+    let int = trim_leading_zeros(d.int);
     if int.len() > precision - scale {
         return None;
     }
@@ -144,6 +165,82 @@ mod tests {
             assert!(plain_decimal(bad.as_bytes(), true).is_none(), "{bad}");
         }
         assert!(plain_decimal(b"+1", false).is_none());
+    }
+
+    /// The rule as first written: digit by digit in i128.
+    fn reference(d: &Decimal<'_>, precision: u32, scale: u32) -> Option<i128> {
+        let int = trim_leading_zeros(d.int);
+        if int.len() > (precision - scale) as usize {
+            return None;
+        }
+        let mut v: i128 = 0;
+        for &b in int {
+            v = v * 10 + i128::from(b - b'0');
+        }
+        for i in 0..scale as usize {
+            v = v * 10 + i128::from(d.frac.get(i).map_or(0, |&b| b - b'0'));
+        }
+        if d.frac.get(scale as usize).is_some_and(|&b| b >= b'5') {
+            v += 1;
+        }
+        if v >= 10i128.pow(precision) {
+            return None;
+        }
+        Some(if d.negative { -v } else { v })
+    }
+
+    #[test]
+    fn scales_as_the_digit_by_digit_rule() {
+        let ints = [
+            "0",
+            "00",
+            "1",
+            "007",
+            "9",
+            "99",
+            "12345",
+            "999999999",
+            "1000000000",
+        ];
+        let ints = ints.map(String::from).into_iter().chain([
+            "9".repeat(17),
+            "9".repeat(18),
+            "9".repeat(19),
+            "1".repeat(30),
+            "9".repeat(38),
+        ]);
+        let fracs = [
+            "",
+            "0",
+            "5",
+            "49",
+            "50",
+            "995",
+            "1249999",
+            "000000000000000000001",
+        ];
+        for int in ints {
+            for frac in fracs {
+                for negative in [false, true] {
+                    let d = Decimal {
+                        negative,
+                        int: int.as_bytes(),
+                        frac: frac.as_bytes(),
+                    };
+                    for precision in [1, 2, 9, 10, 12, 14, 17, 18, 19, 20, 38] {
+                        for scale in [0, 1, 2, 3, 9, precision / 2, precision] {
+                            if scale <= precision {
+                                assert_eq!(
+                                    scaled(&d, precision, scale),
+                                    reference(&d, precision, scale),
+                                    "{negative} {int}.{frac} ({precision},{scale})"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -151,12 +151,11 @@ fn plain_taken(parser: &RowParser, body: &[u8]) -> usize {
         .iter()
         .map(|c| ColumnData::new(c.kind))
         .collect();
-    let mut seen = vec![false; parser.columns.len()];
     body.split(|&b| b == b'\n')
         .filter(|line| {
             std::str::from_utf8(line).is_ok_and(|text| {
                 super::plain_line::PlainReader::new(parser, text)
-                    .line(0, &mut out, &mut seen)
+                    .line(0, &mut out)
                     .is_ok()
             })
         })
@@ -284,4 +283,20 @@ fn hostile_and_odd_lines() {
             .collect();
         assert_same(&parser, &crlf, "CRLF lines");
     }
+}
+
+#[test]
+fn tables_the_fast_path_leaves_alone() {
+    // More columns than its key mask holds, and none at all.
+    let wide: Vec<Column> = (0..70).map(|i| col(&format!("C{i}"), n(9, 0))).collect();
+    let line: Vec<String> = (0..70).map(|i| format!("\"C{i}\":{i}")).collect();
+    let body = format!("{{{}}}\n{{}}\n", line.join(","));
+    for check_keys in [true, false] {
+        for columns in [wide.clone(), Vec::new()] {
+            let parser = RowParser::new(columns, check_keys);
+            assert_same(&parser, body.as_bytes(), "wide and empty tables");
+        }
+    }
+    assert_eq!(RowParser::new(wide, true).parse(body.as_bytes()).rows, 1);
+    assert_eq!(RowParser::new(Vec::new(), true).parse(b"{}\n{ }").rows, 2);
 }

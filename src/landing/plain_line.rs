@@ -18,9 +18,9 @@ use super::plain_scan::{Cursor, NotPlain, Plain};
 use super::value::{cast, json_number, push_str, timestamp_text, Json};
 use super::{Column, RowParser};
 
-/// The table's keys as a line spells them when plain: a column's name and the
-/// string's closing quote, for a name without `"`, `\` or control characters (whose
-/// JSON string is then its bytes as they are).
+/// The table's keys as a compact line spells them: `"NAME":` for each column whose
+/// name has no `"`, `\` or control character (whose JSON string is then its bytes
+/// as they are).
 #[derive(Debug, Clone)]
 pub struct PlainKeys {
     closed: Vec<Option<ClosedKey>>,
@@ -85,18 +85,18 @@ impl PlainKeys {
             .map(|c| {
                 let name = c.name.as_bytes();
                 let plain = !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
-                plain.then(|| ClosedKey::new(&[name, b"\""].concat()))
+                plain.then(|| ClosedKey::new(&[b"\"", name, b"\":"].concat()))
             })
             .collect();
         PlainKeys { closed }
     }
 
-    /// Whether the string key opened just before `at` is column `i`'s name.
+    /// How many bytes from `at` are column `i`'s key and its colon, if they are.
     #[inline]
-    fn is_at(&self, i: usize, line: &[u8], at: usize) -> bool {
+    fn at(&self, i: usize, line: &[u8], at: usize) -> Option<usize> {
         match self.closed.get(i) {
-            Some(Some(key)) => key.is_at(line, at),
-            _ => false,
+            Some(Some(key)) if key.is_at(line, at) => Some(key.len),
+            _ => None,
         }
     }
 }
@@ -124,12 +124,13 @@ impl<'a, 'p> PlainReader<'a, 'p> {
     /// of its text; false (nothing pushed) if it is not taken.
     #[inline]
     fn store(&mut self, i: usize, value: Plain<'a>, out: &mut ColumnData) -> bool {
-        match (self.parser.columns[i].kind, value) {
+        let kind = &self.parser.columns[i].kind;
+        match (kind, value) {
             (ColumnKind::Varchar { max_chars: None }, Plain::Str(s)) => {
                 push_str(out, s);
                 true
             }
-            (ColumnKind::Number { precision, scale }, Plain::Num(_, Some(d))) => {
+            (&ColumnKind::Number { precision, scale }, Plain::Num(_, Some(d))) => {
                 match (json_number(&d, precision, scale), out) {
                     (Some(x), ColumnData::Decimal(col)) => {
                         col.push(x);
@@ -138,7 +139,7 @@ impl<'a, 'p> PlainReader<'a, 'p> {
                     _ => false,
                 }
             }
-            (ColumnKind::Timestamp { tz }, Plain::Str(s)) => {
+            (&ColumnKind::Timestamp { tz }, Plain::Str(s)) => {
                 let us = match self.last_time {
                     Some((column, text, us)) if column == i && text == s => Some(us),
                     _ => timestamp_text(s, tz),
@@ -159,7 +160,7 @@ impl<'a, 'p> PlainReader<'a, 'p> {
                     Plain::Bool(b) => Json::Bool(b),
                     Plain::Null => Json::Other,
                 };
-                cast(kind, &json, out)
+                cast(*kind, &json, out)
             }
         }
     }
@@ -167,16 +168,16 @@ impl<'a, 'p> PlainReader<'a, 'p> {
     /// Casts the line that starts at `from` into one value per column of `out` as
     /// `line::parse_line` would, and gives where the line ends (its `\n`, or the end
     /// of the text); or says it is not sure (the caller then drops what was pushed
-    /// for it). `seen` is scratch space, one flag per column.
-    pub fn line(
-        &mut self,
-        from: usize,
-        out: &mut [ColumnData],
-        seen: &mut [bool],
-    ) -> Result<usize, NotPlain> {
+    /// for it). Tables of no column or more than 64 are left to `line.rs`.
+    pub fn line(&mut self, from: usize, out: &mut [ColumnData]) -> Result<usize, NotPlain> {
         let (text, parser) = (self.text, self.parser);
         let columns = &parser.columns;
-        seen.fill(false);
+        // One bit per column seen.
+        let mut seen = 0u64;
+        if columns.is_empty() || columns.len() > 64 {
+            return Err(NotPlain);
+        }
+        let all = u64::MAX >> (64 - columns.len());
         let mut c = Cursor { text, at: from };
         c.expect(b'{')?;
         c.skip_blanks();
@@ -185,27 +186,28 @@ impl<'a, 'p> PlainReader<'a, 'p> {
         } else {
             let mut position = 0;
             loop {
-                c.expect(b'"')?;
                 // The same choice of column as line.rs: the next one first, then any.
-                let column = if parser.keys.is_at(position, text.as_bytes(), c.at) {
-                    c.at += columns[position].name.len() + 1;
+                let column = if let Some(n) = parser.keys.at(position, text.as_bytes(), c.at) {
+                    c.at += n;
                     Some(position)
                 } else {
+                    c.expect(b'"')?;
                     let key = c.plain_string()?;
+                    c.expect(b':')?;
                     match columns.iter().position(|col| col.name == key) {
                         Some(i) => Some(i),
                         None if parser.check_keys => return Err(NotPlain),
                         None => None,
                     }
                 };
-                c.expect(b':')?;
                 let value = c.value()?;
                 if let Some(i) = column {
                     position = i + 1;
-                    if seen[i] {
+                    let bit = 1u64 << i;
+                    if seen & bit != 0 {
                         return Err(NotPlain);
                     }
-                    seen[i] = true;
+                    seen |= bit;
                     if !self.store(i, value, &mut out[i]) {
                         return Err(NotPlain);
                     }
@@ -218,7 +220,7 @@ impl<'a, 'p> PlainReader<'a, 'p> {
             }
         }
         c.skip_blanks();
-        if !matches!(c.peek(), None | Some(b'\n')) || !seen.iter().all(|&s| s) {
+        if !matches!(c.peek(), None | Some(b'\n')) || seen != all {
             return Err(NotPlain);
         }
         Ok(c.at)
