@@ -80,6 +80,12 @@ pub fn scaled(d: &Decimal<'_>, precision: u32, scale: u32) -> Option<i128> {
         let v = i128::from(v);
         return Some(if d.negative { -v } else { v });
     }
+    scaled_rounded(d, precision, scale)
+}
+
+/// [`scaled`] of the other cases: rounded, or more than 18 digits.
+#[inline(never)]
+fn scaled_rounded(d: &Decimal<'_>, precision: usize, scale: usize) -> Option<i128> {
     let int = trim_leading_zeros(d.int);
     if int.len() > precision - scale {
         return None;
@@ -90,7 +96,7 @@ pub fn scaled(d: &Decimal<'_>, precision: u32, scale: u32) -> Option<i128> {
     let v = if precision <= 18 {
         // At most `precision` digits before rounding, so at most 10^18 after: one
         // machine word throughout.
-        let v = append_u64(append_u64(0, int), kept) * 10u64.pow(padding as u32);
+        let v = append_u64(append_u64(0, int), kept) * POW10_U64[padding];
         i128::from(v + u64::from(round_up))
     } else {
         let mut v: i128 = 0;

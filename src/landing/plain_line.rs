@@ -26,12 +26,14 @@ pub struct PlainKeys {
     closed: Vec<Option<ClosedKey>>,
 }
 
-/// A key's bytes and closing quote, eight at a time, the last word masked.
+/// A key's bytes, eight at a time, the last word masked.
 #[derive(Debug, Clone)]
 struct ClosedKey {
+    bytes: Vec<u8>,
+    /// Every whole word but the last.
     words: Vec<u64>,
+    last: u64,
     last_mask: u64,
-    len: usize,
 }
 
 /// The eight bytes of `s` from `at`, little-endian, if there are eight.
@@ -43,7 +45,7 @@ fn word_at(s: &[u8], at: usize) -> Option<u64> {
 
 impl ClosedKey {
     fn new(bytes: &[u8]) -> Self {
-        let words = bytes
+        let mut words: Vec<u64> = bytes
             .chunks(8)
             .map(|c| {
                 let mut w = [0; 8];
@@ -51,30 +53,30 @@ impl ClosedKey {
                 u64::from_le_bytes(w)
             })
             .collect();
-        let tail = (bytes.len() - 1) % 8 + 1;
-        let last_mask = u64::MAX >> (64 - 8 * tail);
+        let last = words.pop().unwrap_or(0);
+        let tail = bytes.len().saturating_sub(1) % 8 + 1;
         ClosedKey {
+            bytes: bytes.to_vec(),
             words,
-            last_mask,
-            len: bytes.len(),
+            last,
+            last_mask: u64::MAX >> (64 - 8 * tail),
         }
     }
 
     /// Whether `s` holds this key's bytes from `at`.
     #[inline]
     fn is_at(&self, s: &[u8], at: usize) -> bool {
-        let last = self.words.len() - 1;
-        if s.len() < at + last * 8 + 8 {
-            // Near the end of the body: byte by byte.
-            let bytes = self.words.iter().flat_map(|w| w.to_le_bytes());
-            return s
-                .get(at..at + self.len)
-                .is_some_and(|b| b.iter().copied().eq(bytes.take(self.len)));
-        }
-        self.words.iter().enumerate().all(|(i, &w)| {
-            let mask = if i == last { self.last_mask } else { u64::MAX };
-            word_at(s, at + 8 * i).is_some_and(|x| (x ^ w) & mask == 0)
-        })
+        let tail = at + 8 * self.words.len();
+        let Some(x) = word_at(s, tail) else {
+            // Near the end of the body.
+            return s.get(at..).is_some_and(|r| r.starts_with(&self.bytes));
+        };
+        (x ^ self.last) & self.last_mask == 0
+            && self
+                .words
+                .iter()
+                .enumerate()
+                .all(|(i, &w)| word_at(s, at + 8 * i) == Some(w))
     }
 }
 
@@ -95,7 +97,7 @@ impl PlainKeys {
     #[inline]
     fn at(&self, i: usize, line: &[u8], at: usize) -> Option<usize> {
         match self.closed.get(i) {
-            Some(Some(key)) if key.is_at(line, at) => Some(key.len),
+            Some(Some(key)) if key.is_at(line, at) => Some(key.bytes.len()),
             _ => None,
         }
     }
