@@ -258,3 +258,24 @@ def test_a_data_dir_moved_elsewhere_reads_and_lands_there(tmp_path):
     _land(store, tmp_path / "after", [ResortGenerator("moved", 1).next_batch(12, T_US)])
     assert store.query(count)[1] == [(42,)]
     store.close()
+
+
+def test_row_groups_stay_small_in_landed_and_merged_files(tmp_path, monkeypatch):
+    from elastic_channels.emulator import parquet_files
+
+    monkeypatch.setattr(parquet_files, "ROW_GROUP_ROWS", 100)
+    monkeypatch.setattr(parquet_compact, "ROW_GROUP_ROWS", 100)
+    monkeypatch.setattr(parquet_compact, "FAN_IN", 2)
+    store = _open(tmp_path, compact=False)
+    gen = ResortGenerator("groups", 0)
+    _land(store, tmp_path, [gen.next_batch(250, T_US), gen.next_batch(130, T_US)])
+
+    def groups(name):
+        meta = pq.read_metadata(tmp_path / FILES_DIR / name)
+        return [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+
+    assert sorted(groups(n) for n in _registered(store)) == [[100, 30], [100, 100, 50]]
+    assert store.compactor.compact_once()
+    (merged,) = _registered(store)
+    assert max(groups(merged)) <= 100 and sum(groups(merged)) == 380
+    store.close()

@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .parquet_files import fsync_path, new_file_name, write_options
+from .parquet_files import ROW_GROUP_ROWS, fsync_path, new_file_name, write_options
 from .store import FILES_TABLE
 
 if TYPE_CHECKING:
@@ -40,8 +40,6 @@ FAN_IN = 64
 MAX_LEVEL = 2
 #: Seconds a merged-away file is kept for queries that were reading it.
 RETIRE_GRACE_S = 60.0
-#: Rows read and written at a time while merging (memory stays small).
-MERGE_BATCH_ROWS = 262_144
 
 
 class Compactor:
@@ -163,8 +161,9 @@ class Compactor:
         options = write_options(schema, self._store.dictionary)
         with pq.ParquetWriter(target, schema, **options) as writer:  # type: ignore[arg-type]
             for src in sources:
-                for batch in pq.ParquetFile(src).iter_batches(batch_size=MERGE_BATCH_ROWS):
-                    writer.write_batch(batch.cast(schema) if batch.schema != schema else batch)
+                for batch in pq.ParquetFile(src).iter_batches(batch_size=ROW_GROUP_ROWS):
+                    batch = batch.cast(schema) if batch.schema != schema else batch
+                    writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
                     rows += batch.num_rows
         if self._store.fsync:
             fsync_path(target)

@@ -23,6 +23,7 @@ from .store import FILES_DIR
 
 __all__ = [
     "FILE_SUFFIX",
+    "ROW_GROUP_ROWS",
     "arrow_type",
     "new_file_name",
     "repeating_columns",
@@ -33,6 +34,10 @@ __all__ = [
 ]
 
 FILE_SUFFIX = ".parquet"
+#: Rows per row group, DuckDB's own row group size: row groups of 500,000 rows made the
+#: dashboard's sales queries ~1.8x slower than this (fewer to read in parallel, coarser
+#: min/max statistics to skip them by).
+ROW_GROUP_ROWS = 122_880
 
 _TS_UTC = pa.timestamp("us", tz="UTC")
 
@@ -103,7 +108,7 @@ def write_table(
     """Write ``table`` as one Parquet file at ``path`` (fsynced with its directory when
     ``fsync``); its size in bytes."""
     options = write_options(table.schema, dictionary)
-    pq.write_table(table, path, **options)  # type: ignore[arg-type]
+    pq.write_table(table, path, row_group_size=ROW_GROUP_ROWS, **options)  # type: ignore[arg-type]
     if fsync:
         fsync_path(path)
         fsync_path(path.parent)
