@@ -18,7 +18,44 @@ def test_snowflake_spellings() -> None:
     assert "TIME_SLICE(SALE_TIME, 30, 'SECOND')" in q.category_mix(SNOWFLAKE, None, 30)
     delay = q.recent_delay(SNOWFLAKE, "r", "2026-12-01T10:00:00+00:00")
     assert "APPROX_PERCENTILE(" in delay and "DATEADD(SECOND, -60, TO_TIMESTAMP_TZ(" in delay
-    assert "time_bucket(INTERVAL '30 seconds', SALE_TIME)" in q.category_mix(DUCKDB, None, 30)
+    assert DUCKDB.bucket("SALE_TIME", 30) in q.category_mix(DUCKDB, None, 30)
+
+
+# Instants around millisecond, second and bucket edges, before and after the epoch.
+_INSTANTS = [
+    "1969-12-31 23:59:59.999999+00", "1970-01-01 00:00:00+00", "1970-01-01 00:00:00.000999+00",
+    "1970-01-01 00:00:00.001+00", "2026-12-02 06:13:29.999999+00", "2026-12-02 06:13:30+00",
+    "2026-12-02 06:13:30.0005+00", "2026-12-02 06:13:44.999+00", "2026-12-02 06:13:45.0001+00",
+    "2000-01-03 00:00:00+00", "2000-01-02 23:59:59.9995+00", "2262-04-11 23:47:16.854775+00",
+]  # fmt: skip
+
+
+def _duck(sql: str) -> list:
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    values = ", ".join(f"(TIMESTAMPTZ '{t}')" for t in _INSTANTS)
+    return con.execute(f"WITH t(x) AS (VALUES {values}) {sql}").fetchall()
+
+
+def test_duckdb_diff_ms_is_date_diff_in_milliseconds() -> None:
+    got = _duck(
+        f"SELECT a.x, b.x, {DUCKDB.diff_ms('a.x', 'b.x')}, date_diff('millisecond', a.x, b.x) "
+        "FROM t a, t b WHERE a.x > TIMESTAMPTZ '1970-01-01 00:00:00+00' "
+        "AND b.x > TIMESTAMPTZ '1970-01-01 00:00:00+00'"
+    )
+    assert len(got) == 100
+    assert [r[2] for r in got] == [r[3] for r in got]
+
+
+@pytest.mark.parametrize("seconds", [1, 15, 30, 60, 7, 86400])
+def test_duckdb_bucket_is_aligned_on_the_epoch(seconds: int) -> None:
+    got = _duck(f"SELECT x, {DUCKDB.bucket('x', seconds)}, epoch_us(x) FROM t")
+    for x, bucket, us in got:
+        start = us // (seconds * 10**6) * seconds * 10**6  # Python's // floors
+        assert int(bucket.timestamp() * 10**6) == start, (x, bucket)
+        assert bucket <= x < bucket + __import__("datetime").timedelta(seconds=seconds)
 
 
 def test_run_ids_are_quoted() -> None:

@@ -23,16 +23,26 @@ class Dialect:
     commit_time: str
 
     def diff_ms(self, start: str, end: str) -> str:
-        """Milliseconds from ``start`` to ``end`` (two timestamp expressions)."""
+        """Milliseconds from ``start`` to ``end`` (two timestamp expressions).
+
+        DuckDB: epoch arithmetic, equal to ``date_diff('millisecond', ...)`` (each side
+        truncated to the millisecond; instants after 1970) but plain integer math: on TIMESTAMPTZ
+        ``date_diff`` goes through the ICU calendar per value, ~3x slower on the rows of
+        the emulator's Parquet files (a DuckDB table's constant-compressed segments hid
+        it, computing it once per segment)."""
         if self.name == "duckdb":
-            return f"date_diff('millisecond', {start}, {end})"
+            return f"(epoch_us({end}) // 1000 - epoch_us({start}) // 1000)"
         return f"TIMESTAMPDIFF(MILLISECOND, {start}, {end})"
 
     def bucket(self, expr: str, seconds: int) -> str:
-        """``expr`` truncated to a bucket of ``seconds`` (aligned on the epoch)."""
+        """``expr`` truncated to a bucket of ``seconds`` (aligned on the epoch).
+
+        DuckDB: on epoch microseconds, not ``time_bucket`` on TIMESTAMPTZ (the ICU
+        calendar per value, ~2x slower on the Parquet files' rows; see ``diff_ms``)."""
         seconds = max(1, int(seconds))
         if self.name == "duckdb":
-            return f"time_bucket(INTERVAL '{seconds} seconds', {expr})"
+            us = seconds * 1_000_000
+            return f"make_timestamptz(CAST(floor(epoch_us({expr}) / {us}) AS BIGINT) * {us})"
         return f"TIME_SLICE({expr}, {seconds}, 'SECOND')"
 
     def now(self) -> str:

@@ -41,6 +41,7 @@ from .drop_sink import SINKS, DropSink
 from .faults import FaultTable
 from .http_server import HttpLimits, HttpServer, check_loopback
 from .lander import Lander, lower_thread_priority
+from .malloc_tuning import keep_big_buffers
 from .parquet_store import LegacyTableError, ParquetStore
 from .routes import Route, Router
 from .spool import work_dir_of
@@ -182,6 +183,7 @@ class Emulator:
 
     def start(self) -> Emulator:
         cfg = self.config
+        keep_big_buffers()  # landing's big buffers reused, not mapped afresh per request
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         tls = ensure_tls(cfg.data_dir / "tls")
         self._private_key_file = ensure_user_key(cfg.data_dir / "users", cfg.user)
