@@ -150,14 +150,20 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float) -> None:
         time.sleep(0.05)
 
 
-def baseline_tree(rev: str, into: Path) -> Path:
-    """``python/`` of the package at git revision ``rev``, extracted under ``into``."""
+def baseline_tree(rev: str, into: Path, native: Path | None = None) -> Path:
+    """``python/`` of the package at git revision ``rev``, extracted under ``into``; with
+    ``native``, a directory holding that revision's built ``elastic_native`` package,
+    which the baseline then imports instead of the installed one."""
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", rev, "python/elastic_channels"],
         capture_output=True,
         check=True,
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    if native is not None:
+        if not any((native / "elastic_native").glob("_elastic_native*")):
+            raise SystemExit(f"--baseline-native: no built elastic_native in {native}")
+        (into / "python" / "elastic_native").symlink_to((native / "elastic_native").resolve())
     return into / "python"
 
 
@@ -371,6 +377,15 @@ def main() -> None:
         "this tree's",
     )
     p.add_argument(
+        "--baseline-native",
+        type=Path,
+        metavar="DIR",
+        help="a directory holding the baseline revision's own built elastic_native, e.g. "
+        "from 'git archive REV | tar -x -C /tmp/old && pip install --no-deps "
+        "--no-build-isolation --target DIR /tmp/old' (default: the installed one, this "
+        "tree's build)",
+    )
+    p.add_argument(
         "--rounds",
         type=int,
         default=1,
@@ -417,7 +432,8 @@ def main() -> None:
         runs = [(f"new-{p}", here, ["--parse", p]) for p in parses]
         runs = runs or [("new", here, [])]
         if args.baseline != "none":
-            runs.insert(0, ("old", baseline_tree(args.baseline, Path(tmp)), []))
+            old = baseline_tree(args.baseline, Path(tmp), args.baseline_native)
+            runs.insert(0, ("old", old, []))
         one = http_path if args.http_requests else bench
         results = [
             one(args, path, label, extra) for _ in range(args.rounds) for label, path, extra in runs
