@@ -51,6 +51,10 @@ BRIEF = {
         },
         "the baseline is an older emulator built from git history: minutes",
     ),
+    "benches/bench_landing_steps.py": (
+        {"--bodies": "2", "--repeat": "1"},
+        "60 bodies x 5 runs of every step by default; two bodies once still run each step",
+    ),
 }
 SHORT_S = "2"
 #: Commands a document quotes as history, not to be typed: (pattern, why).
