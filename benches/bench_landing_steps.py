@@ -1,7 +1,8 @@
 """Where the emulator's landing CPU goes, step by step, in one process: the same
 generated NDJSON bodies (as the SDK sends them) through each step a landing does, and
 both ways of storing the rows side by side (a DuckDB table insert + commit, as before;
-one Parquet data file per batch, as now).
+one Parquet data file per batch, as now), and what merging those files into one costs
+(the background compactor's work, once per level a row climbs).
 
     python benches/bench_landing_steps.py [--bodies 60] [--repeat 5]
 
@@ -112,12 +113,23 @@ def main(argv: list[str] | None = None) -> int:
         con.close()
         db.unlink()
 
+    def merge_files() -> None:
+        # the compactor's merge of the batches' files (parquet_compact.Compactor._merge)
+        from types import SimpleNamespace
+
+        from elastic_channels.emulator.parquet_compact import Compactor
+
+        store = SimpleNamespace(schema=schema, dictionary=dictionary, fsync=True)
+        sources = [tmp / f"{i}.parquet" for i in range(len(stamped))]
+        Compactor(store)._merge(sources, tmp / "merged.parquet")  # type: ignore[arg-type]
+
     steps = {
         "zstd inflate": lambda: [zstandard.ZstdDecompressor().decompress(w) for w in wire],
         "line check (clean_lines)": lambda: [clean_lines(b) for b in bodies],
         "native parse (RowParser) + Arrow": parse,
         "store: DuckDB table insert + commit + checkpoint (before)": duckdb_table,
         "store: one Parquet file per batch, fsynced (now)": parquet_files,
+        "merge: those files streamed into one (a compaction, per level)": merge_files,
     }
     out = {
         "gb": round(gb, 3),
