@@ -78,6 +78,10 @@ def test_a_batch_is_one_registered_file_read_through_the_view_with_the_tables_ty
     _land(table, tmp_path / "table", bodies)
     assert len(_registered(store)) == 3 == len(_on_disk(tmp_path / "files"))
     assert _registered(store) == _on_disk(tmp_path / "files")
+    summary = store.files_summary()  # what `stats` shows as data_files
+    assert (summary["data_files"], summary["rows"], summary["compactions"]) == (3, 900, 0)
+    on_disk = sum(p.stat().st_size for p in (tmp_path / "files" / FILES_DIR).glob("*.parquet"))
+    assert summary["bytes"] == on_disk
     described = "SELECT column_name, column_type FROM (DESCRIBE RESORT_SALES)"
     assert store.query(described)[1] == table.query(described)[1]
     # the same rows, byte for byte in every column but the commit time
