@@ -46,6 +46,7 @@ from .store import (
     LandedFile,
     Store,
     StoreError,
+    relation_arrow,
 )
 
 __all__ = ["KEEP_SNAPSHOTS", "IcebergStore"]
@@ -60,12 +61,6 @@ _TS = pa.timestamp("us", tz="UTC")
 
 def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
-
-
-def _arrow(rel: duckdb.DuckDBPyRelation) -> pa.Table:
-    """A relation's rows as one Arrow table (``to_arrow_table`` in duckdb >= 1.4)."""
-    to_table = getattr(rel, "to_arrow_table", None)
-    return to_table() if to_table is not None else rel.arrow()
 
 
 class IcebergStore(Store):
@@ -182,7 +177,7 @@ class IcebergStore(Store):
                 parts: list[pa.Table] = []
 
                 def take(select: str) -> int:
-                    parts.append(_arrow(cur.sql(self._select.format(rows=select))))
+                    parts.append(relation_arrow(cur.sql(self._select.format(rows=select))))
                     return parts[-1].num_rows
 
                 results = self.parse.land(cur, bodies, take)

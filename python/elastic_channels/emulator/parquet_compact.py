@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .parquet_files import ROW_GROUP_ROWS, fsync_path, new_file_name, write_options
-from .store import FILES_TABLE
+from .store import FILES_TABLE, transaction
 
 if TYPE_CHECKING:
     from .parquet_store import ParquetStore
@@ -127,25 +127,18 @@ class Compactor:
         try:
             rows = self._merge([store.files_dir / n for n in names], path)
             size = path.stat().st_size
-            with store.commit_lock:
-                cur = store.connection.cursor()
-                try:
-                    cur.execute("BEGIN")
-                    try:
-                        gone = cur.execute(
-                            f"DELETE FROM {FILES_TABLE} WHERE NAME IN (SELECT unnest(?))",
-                            [names],
-                        ).fetchone()
-                        if not gone or int(gone[0]) != len(names):
-                            raise duckdb.InvalidInputException("files changed while merging")
-                        store.register(cur, name, rows, size, level + 1)
-                        store.refresh_view(cur)
-                        cur.execute("COMMIT")
-                    except BaseException:
-                        cur.execute("ROLLBACK")
-                        raise
-                finally:
-                    cur.close()
+            cur = store.connection.cursor()
+            try:
+                with store.commit_lock, transaction(cur):
+                    gone = cur.execute(
+                        f"DELETE FROM {FILES_TABLE} WHERE NAME IN (SELECT unnest(?))", [names]
+                    ).fetchone()
+                    if not gone or int(gone[0]) != len(names):
+                        raise duckdb.InvalidInputException("files changed while merging")
+                    store.register(cur, name, rows, size, level + 1)
+                    store.refresh_view(cur)
+            finally:
+                cur.close()
         except BaseException:
             path.unlink(missing_ok=True)
             raise

@@ -37,7 +37,16 @@ from .parquet_files import (
     write_table,
 )
 from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
-from .store import ERRORS_TABLE, FILES_DIR, FILES_TABLE, LANDED_TABLE, Store, StoreError
+from .store import (
+    ERRORS_TABLE,
+    FILES_DIR,
+    FILES_TABLE,
+    LANDED_TABLE,
+    Store,
+    StoreError,
+    relation_arrow,
+    transaction,
+)
 
 __all__ = ["LegacyTableError", "ParquetStore"]
 
@@ -50,12 +59,6 @@ _FILES_DDL = f"""CREATE TABLE IF NOT EXISTS {FILES_TABLE} (
 
 class LegacyTableError(StoreError):
     """The database holds the landing table as a DuckDB table (made before Parquet files)."""
-
-
-def _arrow(rel: duckdb.DuckDBPyRelation) -> pa.Table:
-    """A relation's rows as one Arrow table (``to_arrow_table`` in duckdb >= 1.4)."""
-    to_table = getattr(rel, "to_arrow_table", None)
-    return to_table() if to_table is not None else rel.arrow()
 
 
 class ParquetStore(Store):
@@ -169,7 +172,7 @@ class ParquetStore(Store):
             try:
 
                 def take(select: str) -> int:
-                    parts.append(_arrow(cur.sql(self._select.format(rows=select))))
+                    parts.append(relation_arrow(cur.sql(self._select.format(rows=select))))
                     return parts[-1].num_rows
 
                 if isinstance(self.parse, NativeParse):
@@ -233,28 +236,22 @@ class ParquetStore(Store):
                 raise StoreError(f"cannot write the data file {name}: {e}") from None
         cur = self._con.cursor()
         try:
-            with self.commit_lock:
-                cur.execute("BEGIN")
-                try:
-                    if name is not None and rows is not None:
-                        self.register(cur, name, rows.num_rows, size)
-                        self.refresh_view(cur)
-                    if landed_rows:
-                        cur.executemany(
-                            f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            [(*r, now) for r in landed_rows],
-                        )
-                    if error_rows:
-                        cur.executemany(
-                            f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            [(now, *r) for r in error_rows],
-                        )
-                    if crash is not None:
-                        crash("land:before-commit")
-                    cur.execute("COMMIT")
-                except BaseException:
-                    cur.execute("ROLLBACK")
-                    raise
+            with self.commit_lock, transaction(cur):
+                if name is not None and rows is not None:
+                    self.register(cur, name, rows.num_rows, size)
+                    self.refresh_view(cur)
+                if landed_rows:
+                    cur.executemany(
+                        f"INSERT INTO {LANDED_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(*r, now) for r in landed_rows],
+                    )
+                if error_rows:
+                    cur.executemany(
+                        f"INSERT INTO {ERRORS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(now, *r) for r in error_rows],
+                    )
+                if crash is not None:
+                    crash("land:before-commit")
         except BaseException:
             if name is not None:
                 (self.files_dir / name).unlink(missing_ok=True)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,8 @@ __all__ = [
     "LandedFile",
     "Store",
     "StoreError",
+    "relation_arrow",
+    "transaction",
 ]
 
 log = logging.getLogger("elastic_channels.emulator")
@@ -66,6 +69,24 @@ _DDL = (
 
 class StoreError(Exception):
     """The database could not be opened or queried; the message says why."""
+
+
+@contextmanager
+def transaction(cur: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """``BEGIN`` ... ``COMMIT`` on ``cur``; ``ROLLBACK`` if the block raises (anything)."""
+    cur.execute("BEGIN")
+    try:
+        yield cur
+    except BaseException:
+        cur.execute("ROLLBACK")
+        raise
+    cur.execute("COMMIT")
+
+
+def relation_arrow(rel: duckdb.DuckDBPyRelation) -> Any:
+    """A relation's rows as one Arrow table (``to_arrow_table`` in duckdb >= 1.4)."""
+    to_table = getattr(rel, "to_arrow_table", None)
+    return to_table() if to_table is not None else rel.arrow()
 
 
 def _sql_str(s: str) -> str:
@@ -196,8 +217,7 @@ class Store:
         """
         cur = self._con.cursor()
         try:
-            cur.execute("BEGIN")
-            try:
+            with transaction(cur):
 
                 def insert(rows: str) -> int:
                     count = cur.execute(f"{self._insert_sql} FROM ({rows})").fetchone()
@@ -217,10 +237,6 @@ class Store:
                     )
                 if crash is not None:
                     crash("land:before-commit")
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
         finally:
             cur.close()
         if crash is not None:
