@@ -283,3 +283,29 @@ def test_row_groups_stay_small_in_landed_and_merged_files(tmp_path, monkeypatch)
     (merged,) = _registered(store)
     assert max(groups(merged)) <= 100 and sum(groups(merged)) == 380
     store.close()
+
+
+def test_a_failing_merge_is_logged_and_the_files_stay_as_they_are(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(parquet_compact, "FAN_IN", 2)
+    store = _open(tmp_path)
+    calls = []
+
+    def broken(sources, target):
+        calls.append(target)
+        target.write_bytes(b"half a file")
+        raise ValueError("disk says no")
+
+    monkeypatch.setattr(store.compactor, "_merge", broken)
+    gen = ResortGenerator("broken", 0)
+    _land(store, tmp_path, [gen.next_batch(10, T_US) for _ in range(2)])
+    deadline = time.monotonic() + 30
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.05)
+    store.compactor.poke()  # the thread is still there and merges again (and fails)
+    while len(calls) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(calls) >= 2
+    assert "merging data files failed" in caplog.text
+    assert len(_registered(store)) == 2 and _on_disk(tmp_path) == _registered(store)
+    assert store.query("SELECT count(*) FROM RESORT_SALES")[1] == [(20,)]
+    store.close()

@@ -16,7 +16,6 @@ reading them) or when the emulator stops.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from typing import TYPE_CHECKING
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .lander import lower_thread_priority
+from .background import BackgroundSteps
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile
@@ -54,32 +53,20 @@ ROW_GROUP_ROWS = 262_144
 GRACE_S = 60.0
 
 
-class Compactor:
+class Compactor(BackgroundSteps):
     """Merges small data files of an :class:`IcebergStore`'s table in the background."""
 
+    failure = "Iceberg compaction failed; the table is unchanged"
+
     def __init__(self, store: IcebergStore) -> None:
+        super().__init__()
         self._store = store
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
         self._replaced: list[tuple[float, list[str]]] = []
         self.compactions = 0
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="emulator-compactor", daemon=True)
-        self._thread.start()
-
-    def poke(self) -> None:
-        """A commit happened: look again."""
-        self._wake.set()
-
     def stop(self, timeout: float = 60.0) -> None:
         """Stop the thread; then drop old snapshots and files nobody can be reading now."""
-        self._stopping = True
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        if self._thread is not None and self._thread.is_alive():
+        if not self.join(timeout):
             return  # still merging (files being written): the next start tidies up
         store = self._store
         try:
@@ -91,18 +78,8 @@ class Compactor:
         except Exception:
             log.exception("could not tidy the Iceberg table at stop; the next start will")
 
-    def _run(self) -> None:
-        lower_thread_priority()
-        while not self._stopping:
-            self._wake.wait()
-            self._wake.clear()
-            if self._stopping:
-                return
-            try:
-                while self.compact_once() and not self._stopping:
-                    pass
-            except Exception:  # never take the emulator down: the files stay small
-                log.exception("Iceberg compaction failed; the table is unchanged")
+    def step(self) -> bool:
+        return self.compact_once()
 
     def _merge(self, paths: list[str]) -> DataFile:
         """Stream ``paths`` into one new Parquet file in the table's data directory (a

@@ -15,15 +15,14 @@ them unregistered, and the next start removes them.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .background import BackgroundSteps
 from .parquet_files import ROW_GROUP_ROWS, fsync_path, new_file_name, write_options
 from .store import FILES_TABLE, transaction
 
@@ -42,46 +41,27 @@ MAX_LEVEL = 2
 RETIRE_GRACE_S = 60.0
 
 
-class Compactor:
-    """One background thread merging the store's small files."""
+class Compactor(BackgroundSteps):
+    """Merges the store's small files in the background (one thread)."""
+
+    failure = "merging data files failed; the files stay as they are"
 
     def __init__(self, store: ParquetStore) -> None:
+        super().__init__(period_s=RETIRE_GRACE_S / 4)  # also to delete retired files
         self._store = store
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
         self._retired: list[tuple[float, list[Path]]] = []
         self.compactions = 0
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="emulator-compactor", daemon=True)
-        self._thread.start()
-
-    def poke(self) -> None:
-        self._wake.set()
-
     def stop(self, timeout: float = 60.0) -> None:
         """Stop merging (a merge under way finishes) and delete every retired file."""
-        self._stopping = True
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self.join(timeout)
         self.delete_retired(grace_s=0.0)
 
-    def _run(self) -> None:
-        from .lander import lower_thread_priority
+    def step(self) -> bool:
+        return self.compact_once()
 
-        lower_thread_priority()
-        while not self._stopping:
-            self._wake.wait(RETIRE_GRACE_S / 4)
-            self._wake.clear()
-            try:
-                while not self._stopping and self.compact_once():
-                    pass
-            except (duckdb.Error, OSError, pa.ArrowException):
-                log.exception("merging data files failed; the files stay as they are")
-            self.delete_retired()
+    def idle(self) -> None:
+        self.delete_retired()
 
     def delete_retired(self, grace_s: float = RETIRE_GRACE_S) -> int:
         """Delete the merged-away files retired more than ``grace_s`` ago."""
