@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from .iceberg_compact import Compactor
 from .iceberg_table import ERRORS_PROPERTY, LANDED_PROPERTY, CommitFailedException, IcebergTable
-from .schema import COMMIT_TIME_COLUMN, iceberg_duckdb_type, quote_ident
+from .schema import COMMIT_TIME_COLUMN, iceberg_duckdb_type, quote_ident, typed_select
 from .store import (
     ERRORS_TABLE,
     FILES_TABLE,
@@ -86,11 +86,7 @@ class IcebergStore(Store):
         except (ValueError, OSError) as e:
             raise StoreError(f"cannot open the Iceberg table: {e}") from None
         # Typed as the table is, whichever parse path's relation the rows come from.
-        typed = ", ".join(
-            f"CAST({quote_ident(n)} AS {iceberg_duckdb_type(t)}) AS {quote_ident(n)}"
-            for n, t in columns
-        )
-        self._select = f"SELECT {typed} FROM ({{rows}})"
+        self._select = typed_select(columns, iceberg_duckdb_type)
         super().__init__(
             db_path, table, columns, threads=threads, work_dir=work_dir, check_keys=check_keys,
             parse=parse,

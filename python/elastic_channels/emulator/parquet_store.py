@@ -36,7 +36,7 @@ from .parquet_files import (
     view_sql,
     write_table,
 )
-from .schema import COMMIT_TIME_COLUMN, column_type, quote_ident
+from .schema import COMMIT_TIME_COLUMN, column_type, typed_select
 from .store import (
     ERRORS_TABLE,
     FILES_DIR,
@@ -87,11 +87,7 @@ class ParquetStore(Store):
         self._commit_field = self.schema.field(COMMIT_TIME_COLUMN)
         #: The columns dictionary-encoded in the data files (``repeating_columns``).
         self.dictionary: list[str] | None = None
-        casts = ", ".join(
-            f"CAST({quote_ident(n)} AS {column_type(t).duckdb}) AS {quote_ident(n)}"
-            for n, t in columns
-        )
-        self._select = f"SELECT {casts} FROM ({{rows}})"
+        self._select = typed_select(columns, lambda t: column_type(t).duckdb)
         super().__init__(
             db_path, table, columns, threads=threads, work_dir=work_dir, check_keys=check_keys,
             parse=parse,

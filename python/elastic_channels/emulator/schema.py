@@ -8,7 +8,7 @@ every key. How a JSON value is cast into each type is ``rowparse.py``'s business
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "column_type",
     "create_table_sql",
     "quote_ident",
+    "typed_select",
 ]
 
 #: The METADATA$ROW_LAST_COMMIT_TIME equivalent, added after the schema's columns.
@@ -74,6 +75,15 @@ def iceberg_duckdb_type(snowflake_type: str) -> str:
     if ct.precision is not None:
         return f"DECIMAL({ct.precision},{ct.scale or 0})"
     return ct.duckdb
+
+
+def typed_select(columns: Sequence[tuple[str, str]], type_of: Callable[[str], str]) -> str:
+    """``SELECT CAST(col AS type) AS col, ... FROM ({rows})``: a format string for a
+    relation of ``rows`` typed as a table holds them (``type_of(snowflake_type)``)."""
+    casts = ", ".join(
+        f"CAST({quote_ident(n)} AS {type_of(t)}) AS {quote_ident(n)}" for n, t in columns
+    )
+    return f"SELECT {casts} FROM ({{rows}})"
 
 
 def quote_ident(name: str) -> str:
