@@ -91,7 +91,7 @@ def build(data_dir: Path, rows: int, span_minutes: float, store: str = "files") 
     cols = [(n, _duck(t)) for n, t in COLUMNS]
     spec = "{" + ", ".join(f"'{n}': '{t}'" for n, t in cols) + "}"
     if store == "files":
-        from elastic_channels.emulator.parquet_store import ParquetStore
+        from elastic_channels.emulator.storage.parquet_store import ParquetStore
 
         files = ParquetStore(db, "RESORT_SALES", COLUMNS, fsync=False, compact=False)
         con = duckdb.connect(config={"threads": 2})

@@ -300,7 +300,7 @@ def http_path(
     from cryptography.hazmat.primitives import serialization
 
     sys.path.insert(0, str(REPO / "python"))
-    from elastic_channels.emulator.auth import public_key_fingerprint
+    from elastic_channels.emulator.http.auth import public_key_fingerprint
     from elastic_channels.rows import ResortGenerator
 
     tmp = Path(tempfile.mkdtemp(prefix=f"bench-http-{label}-"))

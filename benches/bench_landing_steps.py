@@ -27,14 +27,18 @@ import duckdb
 import pyarrow as pa
 import zstandard
 
-from elastic_channels.emulator.batch_native import NativeParse
-from elastic_channels.emulator.lines import clean_lines
-from elastic_channels.emulator.parquet_files import (
+from elastic_channels.emulator.landing.batch_native import NativeParse
+from elastic_channels.emulator.landing.lines import clean_lines
+from elastic_channels.emulator.storage.parquet_files import (
     repeating_columns,
     storage_schema,
     write_table,
 )
-from elastic_channels.emulator.schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
+from elastic_channels.emulator.storage.schema import (
+    COMMIT_TIME_COLUMN,
+    create_table_sql,
+    quote_ident,
+)
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         # the compactor's merge of the batches' files (parquet_compact.Compactor._merge)
         from types import SimpleNamespace
 
-        from elastic_channels.emulator.parquet_compact import Compactor
+        from elastic_channels.emulator.storage.parquet_compact import Compactor
 
         store = SimpleNamespace(schema=schema, dictionary=dictionary, fsync=True)
         sources = [tmp / f"{i}.parquet" for i in range(len(stamped))]

@@ -193,7 +193,7 @@ def duplicate_rows(data_dir: Path, run_id: str, n: int) -> None:
     """Land ``n`` of the run's rows a second time (as a resend whose first append did land),
     as one more data file of the stopped emulator's table."""
     from elastic_channels.emulator.emulator import DB_FILE
-    from elastic_channels.emulator.parquet_store import ParquetStore
+    from elastic_channels.emulator.storage.parquet_store import ParquetStore
     from elastic_channels.model import COLUMNS
 
     store = ParquetStore(data_dir / DB_FILE, "RESORT_SALES", COLUMNS, threads=1, compact=False)

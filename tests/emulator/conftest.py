@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from emulator_support import require_native_parse
 
-from elastic_channels.emulator.parse_backends import PARSE_BACKENDS
+from elastic_channels.emulator.landing.parse_backends import PARSE_BACKENDS
 
 
 @pytest.fixture(params=PARSE_BACKENDS)

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from elastic_channels.emulator.auth import (
+from elastic_channels.emulator.http.auth import (
     AuthError,
     ScopedTokens,
     UserKeys,

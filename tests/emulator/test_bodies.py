@@ -8,7 +8,7 @@ import tracemalloc
 import pytest
 import zstandard
 
-from elastic_channels.emulator.bodies import MAX_RAW_BYTES, BadBody, BodyTooLarge, inflate
+from elastic_channels.emulator.http.bodies import MAX_RAW_BYTES, BadBody, BodyTooLarge, inflate
 
 SKIPPABLE = (0x184D2A53).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"hello"
 

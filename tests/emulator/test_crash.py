@@ -11,7 +11,7 @@ import pytest
 import zstandard
 from emulator_support import ROWS_PATH, EmulatorProcess
 
-from elastic_channels.emulator.crashpoints import CRASH_ENV, CRASH_EXIT_CODE, POINTS
+from elastic_channels.emulator.landing.crashpoints import CRASH_ENV, CRASH_EXIT_CODE, POINTS
 from elastic_channels.rows import ResortGenerator
 
 ROWS = 500

@@ -18,7 +18,7 @@ import zstandard
 from emulator_support import EmulatorProcess, child_env, make_emulator, sdk_available
 
 from elastic_channels.emulator import EmulatorConfig
-from elastic_channels.emulator.drop_sink import RowTypeChecker
+from elastic_channels.emulator.api.drop_sink import RowTypeChecker
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elastic_channels.emulator.faults import FaultTable
+from elastic_channels.emulator.http.faults import FaultTable
 
 
 def test_count_is_used_up_then_the_fault_is_gone():

@@ -15,7 +15,7 @@ import pytest
 import zstandard
 from emulator_support import ROWS_PATH, EmulatorProcess, read_reply, tls_socket
 
-from elastic_channels.emulator.http_server import REFUSING_HANDSHAKES
+from elastic_channels.emulator.http.server import REFUSING_HANDSHAKES
 from elastic_channels.rows import ResortGenerator
 
 HEADER_TIMEOUT_S = 1

@@ -17,8 +17,8 @@ from emulator_support import ROWS_PATH, EmulatorProcess
 
 pytest.importorskip("pyiceberg")
 
-from elastic_channels.emulator.crashpoints import CRASH_ENV, CRASH_EXIT_CODE, POINTS
-from elastic_channels.emulator.iceberg_table import IcebergTable
+from elastic_channels.emulator.landing.crashpoints import CRASH_ENV, CRASH_EXIT_CODE, POINTS
+from elastic_channels.emulator.storage.iceberg_table import IcebergTable
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 

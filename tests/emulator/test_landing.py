@@ -8,11 +8,11 @@ import json
 import pytest
 import zstandard
 
-from elastic_channels.emulator.bodies import BadBody, BodyTooLarge, inflate
-from elastic_channels.emulator.lander import Lander
-from elastic_channels.emulator.parquet_store import ParquetStore
-from elastic_channels.emulator.stats import Stats
-from elastic_channels.emulator.store import Store, StoreError
+from elastic_channels.emulator.api.stats import Stats
+from elastic_channels.emulator.http.bodies import BadBody, BodyTooLarge, inflate
+from elastic_channels.emulator.landing.lander import Lander
+from elastic_channels.emulator.storage.parquet_store import ParquetStore
+from elastic_channels.emulator.storage.store import Store, StoreError
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 

@@ -10,12 +10,12 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from elastic_channels.emulator import parquet_compact
+from elastic_channels.emulator.storage import parquet_compact
+from elastic_channels.emulator.api.stats import Stats
 from elastic_channels.emulator.emulator import DB_FILE, _open_store_nicer
-from elastic_channels.emulator.lander import Lander
-from elastic_channels.emulator.parquet_store import LegacyTableError, ParquetStore
-from elastic_channels.emulator.stats import Stats
-from elastic_channels.emulator.store import FILES_DIR, Store, StoreError
+from elastic_channels.emulator.landing.lander import Lander
+from elastic_channels.emulator.storage.parquet_store import LegacyTableError, ParquetStore
+from elastic_channels.emulator.storage.store import FILES_DIR, Store, StoreError
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 
@@ -118,7 +118,7 @@ def test_a_failed_commit_leaves_no_file_and_no_rows(tmp_path):
         if point == "land:before-commit":
             raise duckdb.IOException("disk went away")
 
-    from elastic_channels.emulator.batch_sql import Body
+    from elastic_channels.emulator.landing.batch_sql import Body
 
     record = lambda results: ([], [])  # noqa: E731
     with pytest.raises(duckdb.IOException):
@@ -206,7 +206,7 @@ def test_an_older_data_dir_with_a_duckdb_table_keeps_landing_into_it(tmp_path):
 
 def test_an_iceberg_data_dir_and_a_files_data_dir_refuse_each_other(tmp_path):
     pytest.importorskip("pyiceberg")
-    from elastic_channels.emulator.iceberg_store import IcebergStore
+    from elastic_channels.emulator.storage.iceberg_store import IcebergStore
 
     _open(tmp_path / "native").close()
     with pytest.raises(StoreError, match="native table"):
@@ -265,7 +265,7 @@ def test_a_data_dir_moved_elsewhere_reads_and_lands_there(tmp_path):
 
 
 def test_row_groups_stay_small_in_landed_and_merged_files(tmp_path, monkeypatch):
-    from elastic_channels.emulator import parquet_files
+    from elastic_channels.emulator.storage import parquet_files
 
     monkeypatch.setattr(parquet_files, "ROW_GROUP_ROWS", 100)
     monkeypatch.setattr(parquet_compact, "ROW_GROUP_ROWS", 100)

@@ -11,7 +11,7 @@ from emulator_support import require_native_parse
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from elastic_channels.emulator.rowcheck import RowChecker
+from elastic_channels.emulator.landing.rowcheck import RowChecker
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 

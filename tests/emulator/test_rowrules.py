@@ -12,8 +12,8 @@ import pytest
 import zstandard
 from emulator_support import ROWS_PATH, EmulatorProcess, require_native_parse
 
-from elastic_channels.emulator.parse_backends import PARSE_BACKENDS
-from elastic_channels.emulator.rowcheck import RowChecker
+from elastic_channels.emulator.landing.parse_backends import PARSE_BACKENDS
+from elastic_channels.emulator.landing.rowcheck import RowChecker
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 

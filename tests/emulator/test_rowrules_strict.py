@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from elastic_channels.emulator.rowcheck import RowChecker
+from elastic_channels.emulator.landing.rowcheck import RowChecker
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 

@@ -7,8 +7,8 @@ import json
 import duckdb
 import pytest
 
-from elastic_channels.emulator.rowcheck import RowChecker
-from elastic_channels.emulator.schema import (
+from elastic_channels.emulator.landing.rowcheck import RowChecker
+from elastic_channels.emulator.storage.schema import (
     COMMIT_TIME_COLUMN,
     column_type,
     create_table_sql,

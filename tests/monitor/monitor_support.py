@@ -17,8 +17,8 @@ import duckdb
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from elastic_channels.emulator.auth import AuthError, UserKeys
-from elastic_channels.emulator.sql_api import handle_statement
+from elastic_channels.emulator.http.auth import AuthError, UserKeys
+from elastic_channels.emulator.sql.api import handle_statement
 from elastic_channels.monitor.sink import SqlMetricsSink
 from elastic_channels.monitor.sql_client import SqlApiClient, local_transport
 from elastic_channels.worker.meter import Meter

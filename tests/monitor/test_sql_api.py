@@ -8,7 +8,7 @@ import datetime as dt
 import duckdb
 import pytest
 
-from elastic_channels.emulator.sql_api import handle_statement, translate
+from elastic_channels.emulator.sql.api import handle_statement, translate
 from elastic_channels.monitor.sql_client import decode_value
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from key_files import pem_key
 
-from elastic_channels.emulator import schema as emu_schema
+from elastic_channels.emulator.storage import schema as emu_schema
 from elastic_channels.model import COLUMNS, ResortSale
 from elastic_channels.snowflake import cli as setup_cli
 from elastic_channels.snowflake import ddl as setup
@@ -237,7 +237,7 @@ def test_setup_sql_runs_on_the_emulator_and_the_monitor_writes_that_table() -> N
     """The setup SQL, statement by statement through the emulator's SQL API, makes the
     tables the monitor writes and reads: setup, emulator and monitor stay in step."""
     duckdb = pytest.importorskip("duckdb")
-    from elastic_channels.emulator.sql_api import handle_statement
+    from elastic_channels.emulator.sql.api import handle_statement
     from elastic_channels.monitor import rows
     from elastic_channels.monitor.sink import SqlMetricsSink
     from elastic_channels.monitor.sql_client import SqlApiClient, local_transport

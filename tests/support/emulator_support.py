@@ -247,7 +247,7 @@ class EmulatorProcess:
         import jwt
         from cryptography.hazmat.primitives import serialization
 
-        from elastic_channels.emulator.auth import public_key_fingerprint
+        from elastic_channels.emulator.http.auth import public_key_fingerprint
 
         props = self.info["properties"]
         key = serialization.load_pem_private_key(Path(props["private_key_file"]).read_bytes(), None)
@@ -300,7 +300,7 @@ def read_reply(sock: Any, timeout: float = 10) -> tuple[int, bytes]:
 
 def require_native_parse() -> None:
     """Skip (fail in CI, ``CI=true``) when the native row parser is not built."""
-    from elastic_channels.emulator.parse_backends import native_parse_available
+    from elastic_channels.emulator.landing.parse_backends import native_parse_available
 
     if native_parse_available():
         return

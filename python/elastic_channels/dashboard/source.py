@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..emulator.control import ControlClient, ControlError, running_server
 from ..emulator.emulator import DB_FILE, rows_as_json_lines
-from ..emulator.store import Store
+from ..emulator.storage.store import Store
 from ..model import COLUMNS, TABLE_NAME
 from .dialect import DUCKDB, Dialect
 

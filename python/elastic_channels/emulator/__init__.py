@@ -5,6 +5,6 @@ See ``docs/EMULATOR.md``. The in-process API is :class:`Emulator`; the CLI is
 """
 
 from .emulator import Emulator, EmulatorConfig
-from .faults import Fault, FaultTable
+from .http.faults import Fault, FaultTable
 
 __all__ = ["Emulator", "EmulatorConfig", "Fault", "FaultTable"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..model import TABLE_NAME
 from .cli_serve import add_serve, friendly
 from .control import ControlClient, query_offline, running_server, stats_offline
-from .faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
+from .http.faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
 
 __all__ = ["configure_parser", "main"]
 

@@ -15,12 +15,12 @@ from typing import Any
 
 from ..log import configure_logging
 from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
+from .api.drop_sink import SINKS
 from .control import ControlError, running_server
-from .drop_sink import SINKS
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
-from .http_server import HttpLimits, check_loopback
-from .parse_backends import PARSE_BACKENDS
-from .store import StoreError
+from .http.server import HttpLimits, check_loopback
+from .landing.parse_backends import PARSE_BACKENDS
+from .storage.store import StoreError
 
 __all__ = ["add_serve", "friendly"]
 

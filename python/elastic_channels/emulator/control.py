@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..model import COLUMNS, TABLE_NAME
-from .access import CONTROL_SECRET_FILE
 from .emulator import DB_FILE, SERVER_FILE, rows_as_json_lines
-from .store import Store
+from .http.access import CONTROL_SECRET_FILE
+from .storage.store import Store
 
 __all__ = [
     "ControlClient",

@@ -32,22 +32,22 @@ import msgspec
 
 from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
 from ..sdk.properties import ROWSET_MODE_PROPERTIES
-from .access import Authenticator, ensure_control_secret
-from .api import SnowpipeApi, Target, snowpipe_routes
-from .app import EmulatorApp
-from .auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
-from .control_api import control_routes
-from .drop_sink import SINKS, DropSink
-from .faults import FaultTable
-from .http_server import HttpLimits, HttpServer, check_loopback
-from .lander import Lander, lower_thread_priority
+from .api.control import control_routes
+from .api.drop_sink import SINKS, DropSink
+from .api.stats import Stats
+from .api.streaming import SnowpipeApi, Target, snowpipe_routes
+from .http.access import Authenticator, ensure_control_secret
+from .http.app import EmulatorApp
+from .http.auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
+from .http.faults import FaultTable
+from .http.routes import Route, Router
+from .http.server import HttpLimits, HttpServer, check_loopback
+from .landing.lander import Lander, lower_thread_priority
+from .landing.spool import work_dir_of
 from .malloc_tuning import keep_big_buffers
-from .parquet_store import LegacyTableError, ParquetStore
-from .routes import Route, Router
-from .spool import work_dir_of
-from .sql_api import statements_route
-from .stats import Stats
-from .store import Store
+from .sql.api import statements_route
+from .storage.parquet_store import LegacyTableError, ParquetStore
+from .storage.store import Store
 
 log = logging.getLogger("elastic_channels.emulator")
 
@@ -119,7 +119,7 @@ def _store_class(table_format: str) -> type[Store]:
     if table_format != "iceberg":
         return ParquetStore
     try:
-        from .iceberg_store import IcebergStore
+        from .storage.iceberg_store import IcebergStore
     except ImportError as e:
         raise ValueError(
             f"--table-format iceberg needs pyiceberg and pyarrow ({e}): pip install '.[iceberg]'"

@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         target = "Snowflake"
     else:
         from ..emulator import Emulator, EmulatorConfig
-        from ..emulator.store import StoreError
+        from ..emulator.storage.store import StoreError
 
         try:
             config = EmulatorConfig(

@@ -238,7 +238,7 @@ def local_transport(write_con: Any, read_con: Any = None) -> Transport:
     """The emulator's handler on DuckDB connections: the same request bodies as over
     HTTP, without a socket or authentication. For tests of this client and the sink
     only; the monitor always goes through :func:`http_transport`."""
-    from ..emulator.sql_api import handle_statement
+    from ..emulator.sql.api import handle_statement
 
     def send(method: str, path: str, body: Any) -> tuple[int, Any]:
         if method != "POST":

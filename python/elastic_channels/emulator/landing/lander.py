@@ -12,7 +12,6 @@ after it.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import deque
@@ -22,13 +21,14 @@ from typing import Any
 
 import duckdb
 
+from ..api.stats import MAX_KEPT_ERRORS, Stats
+from ..http.bodies import BadBody, BodyTooLarge, inflate
+from ..storage.store import LandedFile, Store, StoreError
 from .batch_sql import Body, LineError
-from .bodies import BadBody, BodyTooLarge, inflate
 from .crashpoints import crash_point
 from .lines import clean_lines
+from .priority import lower_thread_priority
 from .spool import Spool, SpoolEntry
-from .stats import MAX_KEPT_ERRORS, Stats
-from .store import LandedFile, Store, StoreError
 
 __all__ = ["Lander", "SpoolEntry", "lower_thread_priority"]
 
@@ -43,20 +43,6 @@ MIN_BATCH_RAW_BYTES = 128 << 20
 LINGER_S = 1.0
 #: Raw bodies are kept in memory (not inflated again) while the queue holds less than this.
 MAX_HELD_RAW_BYTES = 256 << 20
-
-
-#: Landing runs this much nicer than acking: when the box is busy, acks stay quick and
-#: the backlog absorbs the difference (it lands once the box has room).
-LANDING_NICENESS = 5
-
-
-def lower_thread_priority(by: int = LANDING_NICENESS) -> None:
-    """Make the calling thread (and threads it starts afterwards) ``by`` nicer (Linux)."""
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + by))
-    except (AttributeError, OSError):
-        pass  # not Linux, or not allowed: landing keeps the normal priority
 
 
 class Lander:

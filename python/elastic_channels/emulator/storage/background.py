@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from .lander import lower_thread_priority
+from ..landing.priority import lower_thread_priority
 
 __all__ = ["BackgroundSteps"]
 

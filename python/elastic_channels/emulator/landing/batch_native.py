@@ -14,8 +14,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ..storage.schema import column_type
 from .batch_sql import Body, LandedFile, RowSink, SqlParse
-from .schema import column_type
 
 __all__ = ["ArrowSink", "NativeParse", "column_specs"]
 

@@ -16,10 +16,12 @@ reading them) or when the emulator stops.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -28,7 +30,7 @@ from .background import BackgroundSteps
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile
 
-    from .iceberg_store import IcebergStore
+    from .iceberg_table import IcebergTable
 
 __all__ = [
     "GRACE_S",
@@ -53,12 +55,28 @@ ROW_GROUP_ROWS = 262_144
 GRACE_S = 60.0
 
 
+class MergedTable(Protocol):
+    """What the compactor needs of the store whose table it merges (``IcebergStore``),
+    so the store imports its compactor and not the other way round."""
+
+    commit_lock: threading.Lock
+    iceberg: IcebergTable
+
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection: ...
+
+    @property
+    def may_expire(self) -> bool: ...
+
+    def refresh_view(self, cur: duckdb.DuckDBPyConnection) -> None: ...
+
+
 class Compactor(BackgroundSteps):
-    """Merges small data files of an :class:`IcebergStore`'s table in the background."""
+    """Merges small data files of an Iceberg store's table in the background."""
 
     failure = "Iceberg compaction failed; the table is unchanged"
 
-    def __init__(self, store: IcebergStore) -> None:
+    def __init__(self, store: MergedTable) -> None:
         super().__init__()
         self._store = store
         self._replaced: list[tuple[float, list[str]]] = []

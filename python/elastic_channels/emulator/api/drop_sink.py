@@ -37,8 +37,8 @@ from typing import Annotated, Any, Union
 
 import msgspec
 
-from ..measures import percentile
-from .schema import column_type
+from ...measures import percentile
+from ..storage.schema import column_type
 from .stats import MAX_KEPT_ERRORS, Stats
 
 __all__ = ["SINKS", "DropSink", "RowTypeChecker"]

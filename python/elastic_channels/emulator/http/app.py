@@ -17,11 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qsl
 
+from ..api.stats import Stats
 from .access import Authenticator
 from .errors import ApiError, Reply
 from .faults import FaultTable
 from .routes import Request, Router
-from .stats import Stats
 
 __all__ = ["MALFORMED_BODY", "EmulatorApp"]
 

@@ -13,10 +13,10 @@ from typing import NamedTuple
 
 import duckdb
 
+from ..storage.schema import column_type, quote_ident
 from .batch_sql import Body
 from .lines import clean_lines
 from .parse_backends import make_parse
-from .schema import column_type, quote_ident
 
 __all__ = ["RowChecker", "RowError"]
 

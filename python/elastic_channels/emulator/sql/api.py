@@ -49,7 +49,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from .schema import COMMIT_TIME_COLUMN
+from ..storage.schema import COMMIT_TIME_COLUMN
 
 __all__ = ["SqlApiError", "handle_statement", "statements_route", "translate"]
 
@@ -309,8 +309,8 @@ def handle_statement(body: Any, write_con: Any, read_con: Any = None) -> tuple[i
 def _execute(sql: str, params: list[Any], write_con: Any, read_con: Any) -> dict:
     import duckdb
 
-    from . import query_guard as guard
-    from .store import ERRORS_TABLE, LANDED_TABLE
+    from ..storage.store import ERRORS_TABLE, LANDED_TABLE
+    from . import guard
 
     bookkeeping = frozenset({ERRORS_TABLE.lower(), LANDED_TABLE.lower()})  # never written
     cur = write_con.cursor()
@@ -366,9 +366,9 @@ def statements_route(connection: Callable[[], Any]) -> Any:
     the emulator has started): ``EmulatorConfig(extra_routes=[statements_route(...)])``."""
     import json
 
-    from .access import Auth
-    from .errors import Reply
-    from .routes import Request, Route
+    from ..http.access import Auth
+    from ..http.errors import Reply
+    from ..http.routes import Request, Route
 
     def statements(request: Request) -> Reply:
         try:

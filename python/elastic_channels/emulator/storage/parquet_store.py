@@ -26,15 +26,21 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from .batch_sql import Body, LandedFile
+from ..landing.batch_sql import Body, LandedFile
 from .parquet_compact import Compactor
 from .parquet_files import (
-    FILE_SUFFIX,
     new_file_name,
     repeating_columns,
     storage_schema,
     view_sql,
     write_table,
+)
+from .parquet_registry import (
+    FILES_DDL,
+    exists,
+    file_names,
+    register_file,
+    remove_unregistered,
 )
 from .schema import COMMIT_TIME_COLUMN, column_type, typed_select
 from .store import (
@@ -51,10 +57,6 @@ from .store import (
 __all__ = ["LegacyTableError", "ParquetStore"]
 
 log = logging.getLogger("elastic_channels.emulator")
-
-_FILES_DDL = f"""CREATE TABLE IF NOT EXISTS {FILES_TABLE} (
-  NAME VARCHAR PRIMARY KEY, ROW_COUNT BIGINT, BYTES BIGINT, LEVEL INTEGER,
-  ADDED_AT TIMESTAMPTZ)"""
 
 
 class LegacyTableError(StoreError):
@@ -100,66 +102,43 @@ class ParquetStore(Store):
 
     def _create_landing_table(self) -> None:
         """The files registry, orphan files removed, the view over the registered files."""
-        if self._exists("duckdb_tables()", "table_name", self.table):
+        if exists(self._con, "duckdb_tables()", "table_name", self.table):
             self._con.close()
             raise LegacyTableError(
                 f"{self.table} in {self.db_path} is a DuckDB table (made by an older emulator)"
             )
-        if self._exists("duckdb_views()", "view_name", self.table) and not self._exists(
-            "duckdb_tables()", "table_name", FILES_TABLE
+        if exists(self._con, "duckdb_views()", "view_name", self.table) and not exists(
+            self._con, "duckdb_tables()", "table_name", FILES_TABLE
         ):
             self._con.close()
             raise StoreError(
                 f"{self.table} in {self.db_path} is an Iceberg table (a view over its files); "
                 "start with --table-format iceberg, or use a fresh --data-dir"
             )
-        if self._exists("duckdb_views()", "view_name", self.table):
+        if exists(self._con, "duckdb_views()", "view_name", self.table):
             self._check_table(self.db_path)  # the view's columns: the schema it was made for
-        self._con.execute(_FILES_DDL)
-        removed = self._remove_unregistered()
+        self._con.execute(FILES_DDL)
+        removed = remove_unregistered(self._con, self.files_dir)
         if removed:
             log.info("removed %d data file(s) no landing committed (a crash before it)", removed)
         self.refresh_view(self._con)
 
-    def _exists(self, catalog: str, column: str, name: str) -> bool:
-        row = self._con.execute(
-            f"SELECT count(*) FROM {catalog} WHERE {column} = ?", [name]
-        ).fetchone()
-        return bool(row and row[0])
-
-    def _remove_unregistered(self) -> int:
-        registered = set(self.file_names(self._con))
-        removed = 0
-        for path in self.files_dir.glob("*" + FILE_SUFFIX):
-            if path.name not in registered:
-                path.unlink(missing_ok=True)
-                removed += 1
-        for path in self.files_dir.glob("*.tmp"):
-            path.unlink(missing_ok=True)
-        return removed
-
     # --- the registry and the view ------------------------------------------------
 
-    @staticmethod
-    def file_names(cur: duckdb.DuckDBPyConnection) -> list[str]:
-        return [r[0] for r in cur.execute(f"SELECT NAME FROM {FILES_TABLE}").fetchall()]
-
     def refresh_view(self, cur: duckdb.DuckDBPyConnection) -> None:
-        cur.execute(view_sql(self.table, self.columns, self.file_names(cur)))
+        cur.execute(view_sql(self.table, self.columns, file_names(cur)))
 
     def register(self, cur: duckdb.DuckDBPyConnection, name: str, rows: int, size: int,
                  level: int = 0) -> None:  # fmt: skip
         """Add a data file to the registry (in the caller's transaction)."""
-        cur.execute(
-            f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?, now())", [name, rows, size, level]
-        )
+        register_file(cur, name, rows, size, level)
 
     # --- landing ------------------------------------------------------------------
 
     def _parse(self, bodies: dict[str, Body]) -> tuple[dict[str, LandedFile], list[pa.Table]]:
         """Each body parsed (a read-only DuckDB transaction for the SQL path's lines); the
         good rows as Arrow tables of the data files' column types."""
-        from .batch_native import NativeParse
+        from ..landing.batch_native import NativeParse
 
         parts: list[pa.Table] = []
         cur = self._con.cursor()

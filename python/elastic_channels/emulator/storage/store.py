@@ -23,9 +23,9 @@ from typing import Any
 
 import duckdb
 
-from .batch_sql import Body, LandedFile
-from .parse_backends import make_parse
-from .query_guard import QueryRefused, check_query
+from ..landing.batch_sql import Body, LandedFile
+from ..landing.parse_backends import make_parse
+from ..sql.guard import QueryRefused, check_query
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
 __all__ = [

@@ -15,19 +15,18 @@ them unregistered, and the next start removes them.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .background import BackgroundSteps
 from .parquet_files import ROW_GROUP_ROWS, fsync_path, new_file_name, write_options
 from .store import FILES_TABLE, transaction
-
-if TYPE_CHECKING:
-    from .parquet_store import ParquetStore
 
 __all__ = ["FAN_IN", "MAX_LEVEL", "RETIRE_GRACE_S", "Compactor"]
 
@@ -41,12 +40,32 @@ MAX_LEVEL = 2
 RETIRE_GRACE_S = 60.0
 
 
+class MergedFiles(Protocol):
+    """What the compactor needs of the store whose files it merges (``ParquetStore``),
+    so the store imports its compactor and not the other way round."""
+
+    files_dir: Path
+    commit_lock: threading.Lock
+    schema: pa.Schema
+    dictionary: list[str] | None
+    fsync: bool
+
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection: ...
+
+    def register(
+        self, cur: duckdb.DuckDBPyConnection, name: str, rows: int, size: int, level: int = 0
+    ) -> None: ...
+
+    def refresh_view(self, cur: duckdb.DuckDBPyConnection) -> None: ...
+
+
 class Compactor(BackgroundSteps):
     """Merges the store's small files in the background (one thread)."""
 
     failure = "merging data files failed; the files stay as they are"
 
-    def __init__(self, store: ParquetStore) -> None:
+    def __init__(self, store: MergedFiles) -> None:
         super().__init__(period_s=RETIRE_GRACE_S / 4)  # also to delete retired files
         self._store = store
         self._retired: list[tuple[float, list[Path]]] = []

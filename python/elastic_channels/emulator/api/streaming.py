@@ -16,12 +16,12 @@ from urllib.parse import parse_qs
 
 import msgspec
 
-from .access import Auth
-from .bodies import ENCODINGS, MAX_BODY_BYTES, BadBody, BodyTooLarge, inflate
+from ..http.access import Auth
+from ..http.bodies import ENCODINGS, MAX_BODY_BYTES, BadBody, BodyTooLarge, inflate
+from ..http.errors import ApiError, Reply
+from ..http.routes import Request, Route
+from ..landing.lander import Lander
 from .drop_sink import DropSink
-from .errors import ApiError, Reply
-from .lander import Lander
-from .routes import Request, Route
 from .stats import Stats
 
 __all__ = ["SnowpipeApi", "Target", "snowpipe_routes"]

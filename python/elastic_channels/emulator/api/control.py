@@ -15,17 +15,15 @@ All but ``health`` need the control secret (``access.Auth.CONTROL``)::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 
-from .access import Auth
-from .errors import ApiError, Reply
-from .routes import Request, Route
-from .store import StoreError
-
-if TYPE_CHECKING:
-    from .emulator import Emulator
+from ..http.access import Auth
+from ..http.errors import ApiError, Reply
+from ..http.faults import FaultTable
+from ..http.routes import Request, Route
+from ..storage.store import StoreError
 
 __all__ = ["control_routes"]
 
@@ -39,7 +37,19 @@ def _args(req: Request) -> Any:
         raise ApiError(400, "ERR_CONTROL", f"body is not JSON: {e}") from None
 
 
-def control_routes(emu: Emulator) -> list[Route]:
+class Controlled(Protocol):
+    """What the control endpoints need of the emulator they control (``Emulator``)."""
+
+    faults: FaultTable
+
+    def stats_snapshot(self) -> dict[str, Any]: ...
+
+    def query_json_lines(self, sql: str) -> list[bytes]: ...
+
+    def wait_landed(self, timeout_s: float = 30.0) -> bool: ...
+
+
+def control_routes(emu: Controlled) -> list[Route]:
     def health(req: Request) -> Reply:
         return Reply(200, b'{"ok":true}')
 

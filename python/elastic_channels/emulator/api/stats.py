@@ -119,7 +119,7 @@ class Stats:
 
     def check_continuation(self, key: tuple[str, str, str, str], token: str | None) -> None:
         """ApiError 400 unless ``token`` was issued since the channel was last opened."""
-        from .errors import ApiError
+        from ..http.errors import ApiError
 
         with self._lock:
             current = self.channels[key].client_sequencer

@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .schema import column_type, quote_ident
+from ..storage.schema import column_type, quote_ident
 
 __all__ = ["ISO_DATE", "ISO_TIMESTAMP", "NOT_BLANK", "NUMERIC_LITERAL", "SOURCE", "parse_sql"]
 

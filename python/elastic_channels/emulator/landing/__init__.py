@@ -1,0 +1,1 @@
+"""Landing: the durable spool, the landing threads, and the two parse paths (native, SQL)."""

@@ -1,0 +1,2 @@
+"""The table's storage: one Store interface; the Parquet-files and Iceberg stores as
+siblings, each with its compactor."""

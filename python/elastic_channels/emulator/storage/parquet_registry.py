@@ -1,0 +1,51 @@
+"""The native store's file registry: which Parquet files in ``DATA_DIR/files`` hold rows.
+
+``_EMULATOR_FILES`` names every data file a landing or a merge committed; a file it does
+not name was written by a landing that crashed before its commit and is removed at start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from .parquet_files import FILE_SUFFIX
+from .store import FILES_TABLE
+
+__all__ = ["FILES_DDL", "exists", "file_names", "register_file", "remove_unregistered"]
+
+FILES_DDL = f"""CREATE TABLE IF NOT EXISTS {FILES_TABLE} (
+  NAME VARCHAR PRIMARY KEY, ROW_COUNT BIGINT, BYTES BIGINT, LEVEL INTEGER,
+  ADDED_AT TIMESTAMPTZ)"""
+
+
+def exists(con: duckdb.DuckDBPyConnection, catalog: str, column: str, name: str) -> bool:
+    """Whether DuckDB's ``catalog`` (``duckdb_tables()``, ...) lists ``name``."""
+    row = con.execute(f"SELECT count(*) FROM {catalog} WHERE {column} = ?", [name]).fetchone()
+    return bool(row and row[0])
+
+
+def file_names(cur: duckdb.DuckDBPyConnection) -> list[str]:
+    """The registered data files."""
+    return [r[0] for r in cur.execute(f"SELECT NAME FROM {FILES_TABLE}").fetchall()]
+
+
+def register_file(
+    cur: duckdb.DuckDBPyConnection, name: str, rows: int, size: int, level: int = 0
+) -> None:
+    """Add a data file to the registry (in the caller's transaction)."""
+    cur.execute(f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?, ?, now())", [name, rows, size, level])
+
+
+def remove_unregistered(con: duckdb.DuckDBPyConnection, files_dir: Path) -> int:
+    """Delete the data files (and temporary files) no commit registered; how many."""
+    registered = set(file_names(con))
+    removed = 0
+    for path in files_dir.glob("*" + FILE_SUFFIX):
+        if path.name not in registered:
+            path.unlink(missing_ok=True)
+            removed += 1
+    for path in files_dir.glob("*.tmp"):
+        path.unlink(missing_ok=True)
+    return removed
