@@ -31,11 +31,11 @@ from typing import Any
 import msgspec
 
 from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
-from ..sdk.properties import ROWSET_MODE_PROPERTIES
 from .api.control import control_routes
 from .api.drop_sink import SINKS, DropSink
 from .api.stats import Stats
 from .api.streaming import SnowpipeApi, Target, snowpipe_routes
+from .file_mode import FileMode, start_file_mode
 from .http.access import Authenticator, ensure_control_secret
 from .http.app import EmulatorApp
 from .http.auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
@@ -176,6 +176,7 @@ class Emulator:
         self.lander: Lander | None = None
         self.api: SnowpipeApi | None = None
         self.drop_sink: DropSink | None = None
+        self.file_mode: FileMode | None = None
         self._server: HttpServer | None = None
         self.port = 0
 
@@ -216,9 +217,15 @@ class Emulator:
             self.drop_sink = DropSink(
                 cfg.columns, self.stats, check_keys=cfg.check_keys, check_rows=cfg.sink_check
             )
+        self.file_mode = start_file_mode(
+            cfg.data_dir, chain=tls.chain, key_file=tls.key, host=cfg.host, fsync=cfg.fsync,
+            faults=self.faults, stats=self.stats, lander=self.lander, store=self.store,
+            sink=self.drop_sink,
+        )  # fmt: skip
         self.api = SnowpipeApi(
             target, self.tokens, self.lander, self.stats, overrides, self.drop_sink,
-            cfg.answer_delay_s,
+            cfg.answer_delay_s, keys=self.file_mode.keys, stage=self.file_mode.info,
+            files=self.file_mode.files,
         )  # fmt: skip
         store = self.store
         sql_api = statements_route(lambda: store.connection)  # setup's SQL, the monitor
@@ -247,6 +254,9 @@ class Emulator:
             self._server.stop()
             self._server = None
             self._app.close()
+        if self.file_mode is not None:
+            self.file_mode.stop()
+            self.file_mode = None
         (self.config.data_dir / SERVER_FILE).unlink(missing_ok=True)
         if self.lander is not None:
             self.lander.stop(land_timeout_s)
@@ -279,8 +289,17 @@ class Emulator:
             "host": "localhost",
             "port": self.port,
             "scheme": "https",
-            **ROWSET_MODE_PROPERTIES,
         }
+
+    def client_env(self) -> dict[str, str]:
+        """Environment a client process needs before it imports the SDK: the CA to trust,
+        and the stage's URL as the S3 endpoint (file mode's uploads go there, as they go
+        to the cloud storage of the pipe's stage on an account)."""
+        ca = str(self._tls.ca_cert.resolve())
+        env = {"SSL_CERT_FILE": ca, "AWS_CA_BUNDLE": ca}
+        if self.file_mode is not None:
+            env["AWS_ENDPOINT_URL"] = env["AWS_ENDPOINT_URL_S3"] = self.file_mode.stage.url
+        return env
 
     def info(self) -> dict[str, Any]:
         """What ``--info-file`` holds: the CA to trust, client properties, target names."""
@@ -290,6 +309,7 @@ class Emulator:
             "ssl_cert_file": str(self._tls.ca_cert.resolve()),
             "private_key_file": str(self._private_key_file.resolve()),
             "properties": self.properties(),
+            "client_env": self.client_env(),
             "database": cfg.database,
             "schema": cfg.schema,
             "pipe": cfg.pipe,
@@ -321,6 +341,8 @@ class Emulator:
             snap["iceberg"] = self.store.iceberg_summary()  # type: ignore[union-attr]
         if isinstance(self.store, ParquetStore):  # the native table's data files
             snap["data_files"] = self.store.files_summary()
+        if self.file_mode is not None:
+            snap["stage"] = self.file_mode.stage.stats()
         snap["sink"] = self.config.sink
         snap["answer_delay_s"] = self.config.answer_delay_s
         if self.drop_sink is not None:

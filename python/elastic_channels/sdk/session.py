@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("elastic_channels.sdk")
@@ -16,17 +18,37 @@ class ConnectError(RuntimeError):
     """No channel could be opened."""
 
 
-def prepare_sdk_environment(ssl_cert_file: str | None, environ: Any = None) -> None:
+def prepare_sdk_environment(
+    ssl_cert_file: str | None, environ: Any = None, client_env: Mapping[str, str] | None = None
+) -> None:
     """SDK settings read at import: quiet logs on stderr, and the emulator's CA if given.
 
     An emulator info file names the one CA its server's certificate chains to, so it
-    replaces any SSL_CERT_FILE (this process talks to that server only).
+    replaces any SSL_CERT_FILE (this process talks to that server only), and its
+    ``client_env``: the stage's URL as ``AWS_ENDPOINT_URL`` (the SDK's S3 client, the AWS
+    SDK for Rust, honours it), where file mode uploads as it would to the pipe's stage in
+    cloud storage on an account. Only an emulator's info file carries it.
     """
     env = os.environ if environ is None else environ
     env.setdefault("SS_LOG_LEVEL", "warn")
     env.setdefault("SS_LOG_TARGET", "stderr")  # stdout carries our JSON lines
+    env.update(client_env or {})
     if ssl_cert_file:
         env["SSL_CERT_FILE"] = ssl_cert_file
+
+
+def emulator_client_env(profile_path: str | None) -> dict[str, str]:
+    """The ``client_env`` of an emulator's info file (empty for any other profile)."""
+    if not profile_path:
+        return {}
+    try:
+        doc = json.loads(Path(profile_path).read_text())
+    except (OSError, ValueError):
+        return {}  # the worker's settings already refused an unreadable profile
+    env = doc.get("client_env") if isinstance(doc, dict) else None
+    if not isinstance(env, dict):
+        return {}
+    return {str(k): str(v) for k, v in env.items() if str(k).startswith(("AWS_", "SSL_"))}
 
 
 def is_back_pressure(error: BaseException) -> bool:

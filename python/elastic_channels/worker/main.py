@@ -8,7 +8,7 @@ import signal
 import sys
 
 from ..log import configure_logging
-from ..sdk.session import prepare_sdk_environment
+from ..sdk.session import emulator_client_env, prepare_sdk_environment
 from .config import ConfigError, load_config
 from .multi import MultiChannelWorker
 from .worker import Worker
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None, prog: str = "elastic-channels worker") -
     except (ConfigError, ValueError) as e:  # a ValueError: LOG_LEVEL is not a level
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
-    prepare_sdk_environment(cfg.ssl_cert_file)
+    prepare_sdk_environment(cfg.ssl_cert_file, client_env=emulator_client_env(cfg.profile_path))
     worker: Worker | MultiChannelWorker = (
         MultiChannelWorker(cfg) if cfg.channels > 1 else Worker(cfg)
     )

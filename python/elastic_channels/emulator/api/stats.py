@@ -66,6 +66,10 @@ class Stats:
         self.rows_rejected = 0
         self.rows_dropped = 0  # checked and discarded by the drop sink
         self.files_landed = 0
+        #: File mode: fragments of staged files registered (and their bytes).
+        self.file_fragments = 0
+        self.file_bytes_wire = 0
+        self.file_bytes_raw = 0
         self.landing_seconds = 0.0
         self.last_land_time = 0.0
         self.channels: dict[tuple[str, str, str, str], ChannelState] = {}
@@ -88,6 +92,13 @@ class Stats:
             self.appends_acked += 1
             self.bytes_wire += wire
             self.bytes_raw += raw
+
+    def file_fragment(self, wire: int, raw: int) -> None:
+        """One fragment of a staged file taken (file mode's counterpart of appended)."""
+        with self._lock:
+            self.file_fragments += 1
+            self.file_bytes_wire += wire
+            self.file_bytes_raw += raw
 
     def channel(self, key: tuple[str, str, str, str], *, create: bool = True) -> ChannelState:
         """The channel's state (made on first use unless ``create`` is false: KeyError)."""
@@ -225,6 +236,9 @@ class Stats:
                 "rows_rejected": self.rows_rejected,
                 "rows_dropped": self.rows_dropped,
                 "files_landed": self.files_landed,
+                "file_fragments": self.file_fragments,
+                "file_bytes_wire": self.file_bytes_wire,
+                "file_bytes_raw": self.file_bytes_raw,
                 "landing_seconds": round(self.landing_seconds, 3),
                 "process_cpu_seconds": round(time.process_time(), 3),
                 "channels": [s.status_json() for s in self.channels.values() if not s.dropped],

@@ -7,8 +7,8 @@ checked by the application before a handler runs.
 
 from __future__ import annotations
 
-import base64
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +22,8 @@ from ..http.errors import ApiError, Reply
 from ..http.routes import Request, Route
 from ..landing.lander import Lander
 from .drop_sink import DropSink
+from .files import FileRegistrations
+from .pipe_keys import PipeKeys
 from .stats import Stats
 
 __all__ = ["SnowpipeApi", "Target", "snowpipe_routes"]
@@ -47,6 +49,15 @@ class Target:
     hostname: str
 
 
+@dataclass(frozen=True)
+class StageInfo:
+    """Where file mode uploads to (``pipe-info``'s stage locations) and with what."""
+
+    location: str  # bucket/prefix/, path style
+    creds: Mapping[str, str]  # AWS_KEY_ID, AWS_SECRET_KEY, AWS_TOKEN
+    region: str = "us-west-2"
+
+
 def snowpipe_routes(api: SnowpipeApi) -> list[Route]:
     return [
         Route("GET", r"/v2/streaming/hostname", "hostname", Auth.KEYPAIR, api.hostname),
@@ -68,6 +79,8 @@ def snowpipe_routes(api: SnowpipeApi) -> list[Route]:
             "POST", _DATA + r"/channels/([^/]+)/rows", "rows", Auth.SCOPED, api.rows,
             content_types=("application/x-ndjson",), max_body=MAX_BODY_BYTES,
         ),
+        Route("POST", _DATA + r"/channels/([^/]+)/filebuffer", "filebuffer", Auth.SCOPED,
+              api.filebuffer, _JSON),
     ]  # fmt: skip
 
 
@@ -83,6 +96,10 @@ class SnowpipeApi:
         parameter_overrides: Mapping[str, Any],
         sink: DropSink | None = None,
         answer_delay_s: float = 0.0,
+        *,
+        keys: PipeKeys,
+        stage: StageInfo,
+        files: FileRegistrations,
     ) -> None:
         """``sink``: check and discard rows requests there instead of spooling them;
         ``answer_delay_s``: wait this long before answering a rows request (a real
@@ -91,7 +108,7 @@ class SnowpipeApi:
         self._tokens, self._lander, self._stats = tokens, lander, stats
         self._sink, self._answer_delay_s = sink, answer_delay_s
         self._overrides = dict(parameter_overrides)
-        self._pipe_key = base64.b64encode(b"emulator-pipekey").decode()  # 16 bytes
+        self._keys, self._stage_info, self._files = keys, stage, files
 
     def _pipe(self, db: str, schema: str, pipe: str) -> tuple[str, str, str]:
         t = self.target
@@ -142,25 +159,27 @@ class SnowpipeApi:
         return Reply(200, b'{"data":"Log Received","success":true}')
 
     def _stage(self) -> dict[str, Any]:
+        """A location of its own for each client: the SDK names its files 0.ndjson,
+        1.ndjson, ... under it, so clients sharing one would overwrite each other's."""
+        s = self._stage_info
         return {
-            "location_type": "S3",
-            "location": "emulator-stage/streaming/",
-            "region": "us-west-2",
+            "location_type": "S3", "location": f"{s.location}{uuid.uuid4().hex}/",
+            "region": s.region,
             "use_s3_regional_url": False,
-            "expiry_time_ms": int(time.time() * 1000) + 3600_000,
-            "creds": {"AWS_KEY_ID": "emulator", "AWS_SECRET_KEY": "emulator", "AWS_TOKEN": "x"},
-        }
+            "expiry_time_ms": int(time.time() * 1000) + 3600_000, "creds": dict(s.creds),
+        }  # fmt: skip
 
     def pipe_info(self, req: Request) -> Reply:
         self._pipe(*req.groups)
+        key_id, key = self._keys.current()
         info = {
             "rowset_stage_location": self._stage(),
             "durable_stage_location": self._stage(),
             "encryption_info": {
-                "pipe_key": self._pipe_key,
-                "pipe_key_id": 1,
+                "pipe_key": key,
+                "pipe_key_id": int(key_id),
                 "diversifier": "emulator",
-            },
+            },  # fmt: skip
             "parameter_overrides": self._overrides,
         }
         return Reply(200, msgspec.json.encode(info))
@@ -250,6 +269,22 @@ class SnowpipeApi:
                 key, req.request_id, req.body, encoding, len(raw), raw=raw, offset_token=offset
             )
         self._stats.appended(len(req.body), len(raw))
+        token = self._stats.next_continuation(key)
+        if self._answer_delay_s > 0:
+            time.sleep(self._answer_delay_s)
+        return Reply(200, msgspec.json.encode({"next_continuation_token": token}))
+
+    def filebuffer(self, req: Request) -> Reply:
+        """File mode: register fragments of files the SDK uploaded to the stage."""
+        db, schema, pipe = self._pipe(*req.groups[:3])
+        key = (db, schema, pipe, _ident(req.groups[3]))
+        try:
+            self._stats.channel(key, create=key[3] == "ELASTIC")
+        except KeyError:
+            raise ApiError(
+                404, "ERR_CHANNEL_DOES_NOT_EXIST", f"channel {key[3]} is not open"
+            ) from None
+        self._files.register(key, req.request_id, req.body)
         token = self._stats.next_continuation(key)
         if self._answer_delay_s > 0:
             time.sleep(self._answer_delay_s)

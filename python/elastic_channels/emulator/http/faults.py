@@ -32,6 +32,8 @@ ENDPOINTS = (
     "open_channel",
     "drop_channel",
     "rows",
+    "filebuffer",  # file mode: registering staged files
+    "stage_put",  # file mode: the upload to the stage (S3 PutObject)
 )
 ACTIONS = ("status", "delay", "drop", "malformed", "lose_ack")
 #: HTTP statuses a ``status`` fault may send.

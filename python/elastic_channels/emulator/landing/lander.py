@@ -120,6 +120,11 @@ class Lander:
         for t in self._threads:
             t.join(timeout)
 
+    def queued_request_ids(self) -> list[str]:
+        """Request ids of the spooled requests not landed yet."""
+        with self._cond:
+            return [e.request_id for e in self._queue]
+
     def pending(self) -> int:
         with self._cond:
             return len(self._queue) + self._in_flight

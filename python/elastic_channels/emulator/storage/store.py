@@ -199,6 +199,13 @@ class Store:
         ).fetchall()
         return {int(r[0]) for r in rows}
 
+    def landed_request_ids(self, prefix: str) -> list[str]:
+        """Request ids that start with ``prefix`` among the landed requests."""
+        rows = self._con.execute(
+            f"SELECT REQUEST_ID FROM {LANDED_TABLE} WHERE starts_with(REQUEST_ID, ?)", [prefix]
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def max_landed_seq(self) -> int:
         row = self._con.execute(f"SELECT coalesce(max(SEQ), 0) FROM {LANDED_TABLE}").fetchone()
         return int(row[0]) if row else 0

@@ -1,0 +1,75 @@
+"""File mode's parts, started beside the emulator's server: the stage the SDK uploads its
+encrypted files to (S3 on loopback, ``stage/``), the pipe's keys, and the registration
+endpoint's state (``api/files.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .api.files import FileRegistrations, taken_ids
+from .api.pipe_keys import PipeKeys
+from .api.streaming import StageInfo
+from .stage import FaultDecision, Stage
+
+if TYPE_CHECKING:
+    from .api.drop_sink import DropSink
+    from .api.stats import Stats
+    from .http.faults import FaultTable
+    from .landing.lander import Lander
+    from .storage.store import Store
+
+__all__ = ["FileMode", "start_file_mode"]
+
+STAGE_DIR = "stage"
+
+
+@dataclass
+class FileMode:
+    stage: Stage
+    keys: PipeKeys
+    files: FileRegistrations
+
+    @property
+    def info(self) -> StageInfo:
+        return StageInfo(self.stage.location, self.stage.creds())
+
+    def stop(self) -> None:
+        self.stage.stop()
+
+
+def start_file_mode(
+    data_dir: Path,
+    *,
+    chain: Path,
+    key_file: Path,
+    host: str,
+    fsync: bool,
+    faults: FaultTable,
+    stats: Stats,
+    lander: Lander,
+    store: Store,
+    sink: DropSink | None,
+) -> FileMode:
+    """The pipe's keys (made once, kept in ``data_dir``), the stage started, and the
+    fragments already taken before this start (spooled, or landed) known."""
+    keys = PipeKeys(data_dir)
+
+    def fault_for(endpoint: str) -> FaultDecision | None:
+        fault = faults.take(endpoint)
+        if fault is None:
+            return None
+        stats.fault(endpoint, fault.action)
+        if fault.action not in ("status", "delay", "drop", "lose_ack"):
+            return FaultDecision("status", status=500)  # malformed: no 200 body to spoil
+        return FaultDecision(fault.action, status=fault.status, delay_s=fault.delay_s)
+
+    stage = Stage(
+        data_dir / STAGE_DIR, cert_chain=chain, key_file=key_file, host=host, fsync=fsync,
+        faults=fault_for,
+    )  # fmt: skip
+    stage.start()
+    taken = taken_ids(lander.queued_request_ids(), store.landed_request_ids("file:"))
+    files = FileRegistrations(stage, keys, lander, stats, taken=taken, sink=sink)
+    return FileMode(stage, keys, files)
