@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 
 from ..http.errors import ApiError
+from ..landing.crashpoints import crash_point
 from .fragments import Fragment, open_fragment, parse_fragments
 from .pipe_keys import PipeKeyError, PipeKeys
 
@@ -80,6 +81,7 @@ class FileRegistrations:
         try:
             fresh = [f for f in fragments if f.id not in self._taken]
             opened = [(f, *self._open(f)) for f in fresh]  # every check before any spool
+            crash_point("files:after-check")
             for frag, frame, raw in opened:
                 self._take(channel, frag, frame, raw)
                 with self._cond:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["CRASH_ENV", "CRASH_EXIT_CODE", "POINTS", "crash_point"]
+__all__ = ["CRASH_ENV", "CRASH_EXIT_CODE", "FILE_POINTS", "POINTS", "crash_point"]
 
 CRASH_ENV = "ELASTIC_EMULATOR_CRASH_AT"
 CRASH_EXIT_CODE = 86
@@ -20,6 +20,11 @@ POINTS = (
     "spool:after-meta",  # spooled, about to be acked
     "land:before-commit",  # rows and landed-record inserted, not committed
     "land:after-commit",  # committed, spool files still there
+)
+#: File mode's own steps (the spool's and landing's points above apply to its fragments).
+FILE_POINTS = (
+    "stage:after-store",  # the upload is durable in the stage, its 200 not sent
+    "files:after-check",  # a registration's fragments checked and opened, none spooled
 )
 
 
