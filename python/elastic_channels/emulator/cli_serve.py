@@ -75,6 +75,16 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument("--port", type=int, default=0, help="HTTPS port; 0 picks a free one (default)")
     s.add_argument(
+        "--server-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another DNS name the server answers to (repeatable): put in its certificate "
+        "and named in its hostname reply when a client asks for it; for a client that "
+        "connects to an account's host (myorg-myacct.snowflakecomputing.com) pointed at "
+        "127.0.0.1 in /etc/hosts, with the emulator on --port 443",
+    )
+    s.add_argument(
         "--host",
         type=_host,
         default="127.0.0.1",
@@ -230,7 +240,7 @@ def serve(args: argparse.Namespace) -> int:
         check_keys=not args.no_key_check, parse=args.parse, sink=args.sink,
         answer_delay_s=args.answer_delay_seconds,
         sink_check=not args.no_sink_check,
-        table_format=args.table_format,
+        table_format=args.table_format, server_names=tuple(args.server_name),
         limits=HttpLimits(
             header_timeout_s=args.header_timeout_seconds,
             body_timeout_s=args.body_timeout_seconds,

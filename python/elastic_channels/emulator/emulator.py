@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import ssl
 import threading
 import time
@@ -56,6 +57,8 @@ __all__ = ["DB_FILE", "SERVER_FILE", "Emulator", "EmulatorConfig", "write_json_a
 DB_FILE = "emulator.duckdb"
 SERVER_FILE = "server.json"
 TABLE_FORMATS = ("native", "iceberg")
+_DNS_NAME = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
+                       r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")  # fmt: skip
 
 
 @dataclass
@@ -97,6 +100,9 @@ class EmulatorConfig:
     answer_delay_s: float = 0.0
     #: Drop sink only: type-check every row (off: count lines; to measure the check).
     sink_check: bool = True
+    #: More DNS names for the server's certificate and hostname replies, such as an
+    #: account's host (``myorg-myacct.snowflakecomputing.com``) pointed at 127.0.0.1.
+    server_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
@@ -107,6 +113,10 @@ class EmulatorConfig:
             raise ValueError(f"sink must be one of {', '.join(SINKS)}, got {self.sink!r}")
         if not 0 <= self.answer_delay_s <= 600:
             raise ValueError(f"answer delay must be 0..600 s, got {self.answer_delay_s:g}")
+        for name in self.server_names:
+            if not _DNS_NAME.fullmatch(name):
+                raise ValueError(f"server name {name!r} is not a DNS host name")
+        self.server_names = tuple(n.lower() for n in self.server_names)
         for name in ("account", "user", "database", "schema", "pipe", "table"):
             setattr(self, name, getattr(self, name).upper())
         if self.table_format not in TABLE_FORMATS:
@@ -186,7 +196,7 @@ class Emulator:
         cfg = self.config
         keep_big_buffers()  # landing's big buffers reused, not mapped afresh per request
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
-        tls = ensure_tls(cfg.data_dir / "tls")
+        tls = ensure_tls(cfg.data_dir / "tls", cfg.server_names)
         self._private_key_file = ensure_user_key(cfg.data_dir / "users", cfg.user)
         users = UserKeys(cfg.account)
         users.load_dir(cfg.data_dir / "users")
@@ -211,7 +221,8 @@ class Emulator:
         overrides: dict[str, Any] = {}
         if cfg.append_buffer_ms is not None:
             overrides["max_append_request_buffer_duration_ms"] = cfg.append_buffer_ms
-        target = Target(cfg.account, cfg.database, cfg.schema, cfg.pipe, "localhost")
+        names = tuple(dict.fromkeys(["localhost", "127.0.0.1", *cfg.server_names]))
+        target = Target(cfg.account, cfg.database, cfg.schema, cfg.pipe, names)
         self.tokens = ScopedTokens(cfg.token_ttl_s)
         if cfg.sink == "drop":
             self.drop_sink = DropSink(

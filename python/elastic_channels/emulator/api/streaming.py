@@ -46,7 +46,17 @@ class Target:
     database: str
     schema: str
     pipe: str
-    hostname: str
+    #: Names this server answers to; the first is the default. An account's hostname
+    #: reply names the host the client asked for: the Host header, when it is one of these.
+    hostnames: tuple[str, ...] = ("localhost",)
+
+    def hostname_for(self, host_header: str | None) -> str:
+        host = (host_header or "").strip().lower()
+        if host.startswith("["):
+            host = host[1:].partition("]")[0]
+        else:
+            host = host.rpartition(":")[0] if host.count(":") == 1 else host
+        return host if host in self.hostnames else self.hostnames[0]
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,8 @@ class SnowpipeApi:
 
     def hostname(self, req: Request) -> Reply:
         # SDK 1.9.1 wants the bare hostname as text (the docs show {"hostname": ...}).
-        return Reply(200, self.target.hostname.encode(), "text/plain")
+        host = self.target.hostname_for(req.headers.get("host"))
+        return Reply(200, host.encode(), "text/plain")
 
     def token(self, req: Request) -> Reply:
         form = parse_qs(req.body.decode("utf-8", "replace"))
@@ -143,11 +154,12 @@ class SnowpipeApi:
         scope = (form.get("scope") or [""])[0]
         if grant != "urn:ietf:params:oauth:grant-type:jwt-bearer":
             raise ApiError(400, "ERR_INVALID_GRANT", f"grant_type {grant!r} is not jwt-bearer")
-        if scope.lower() != self.target.hostname.lower():
+        if scope.lower() not in self.target.hostnames:
             raise ApiError(
                 400,
                 "ERR_INVALID_SCOPE",
-                f"scope {scope!r} is not this account's hostname {self.target.hostname!r}",
+                f"scope {scope!r} is not one of this account's hostnames "
+                f"{', '.join(self.target.hostnames)}",
             )
         # SDK 1.9.1 wants the token as text (the docs show {"token": ...}).
         return Reply(200, self._tokens.issue(req.user, scope).encode(), "text/plain")
@@ -179,7 +191,7 @@ class SnowpipeApi:
                 "pipe_key": key,
                 "pipe_key_id": int(key_id),
                 "diversifier": "emulator",
-            },  # fmt: skip
+            },
             "parameter_overrides": self._overrides,
         }
         return Reply(200, msgspec.json.encode(info))

@@ -17,9 +17,11 @@ import base64
 import datetime as dt
 import hashlib
 import ipaddress
+import json
 import os
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,12 +80,35 @@ def _name(cn: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def ensure_tls(tls_dir: Path) -> TlsFiles:
-    """The CA and server leaf in ``tls_dir``, made on first use and reused afterwards."""
+def ensure_tls(tls_dir: Path, names: Sequence[str] = ()) -> TlsFiles:
+    """The CA and server leaf in ``tls_dir``, made on first use and reused afterwards.
+
+    The leaf covers ``localhost``, ``127.0.0.1`` and ``names`` (DNS names such as an
+    account's host pointed at 127.0.0.1); asked for other names than it has, the leaf is
+    issued again by the same CA, so clients that trust the CA keep trusting it."""
     files = TlsFiles(tls_dir / "ca.pem", tls_dir / "server-chain.pem", tls_dir / "server.key")
-    if files.ca_cert.exists() and files.chain.exists() and files.key.exists():
+    wanted = sorted({"localhost", *(n.lower() for n in names)})
+    names_file = tls_dir / "server-names.json"
+    have = files.ca_cert.exists() and files.chain.exists() and files.key.exists()
+    if have and (tls_dir / "ca.key").exists():
+        current = json.loads(names_file.read_text()) if names_file.exists() else ["localhost"]
+        if current == wanted:
+            return files
+        ca_key = serialization.load_pem_private_key((tls_dir / "ca.key").read_bytes(), None)
+        ca = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+    elif have and not names:
         return files
-    tls_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        tls_dir.mkdir(parents=True, exist_ok=True)
+        ca_key, ca = _new_ca()
+        _write_private(tls_dir / "ca.key", _pem_key(ca_key))  # type: ignore[arg-type]
+        files.ca_cert.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    _issue_leaf(files, ca, ca_key, wanted)  # type: ignore[arg-type]
+    names_file.write_text(json.dumps(wanted))
+    return files
+
+
+def _new_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     now = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("elastic-channels emulator CA")
@@ -103,14 +128,21 @@ def ensure_tls(tls_dir: Path) -> TlsFiles:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False)
         .sign(ca_key, hashes.SHA256())
     )
+    return ca_key, ca
+
+
+def _issue_leaf(
+    files: TlsFiles, ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, names: list[str]
+) -> None:
+    now = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)
     leaf_key = ec.generate_private_key(ec.SECP256R1())
     san = x509.SubjectAlternativeName(
-        [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+        [*(x509.DNSName(n) for n in names), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
     )
     leaf = (
         x509.CertificateBuilder()
         .subject_name(_name("localhost"))
-        .issuer_name(ca_name)
+        .issuer_name(ca.subject)
         .public_key(leaf_key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now)
@@ -124,11 +156,8 @@ def ensure_tls(tls_dir: Path) -> TlsFiles:
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
-    _write_private(tls_dir / "ca.key", _pem_key(ca_key))
     _write_private(files.key, _pem_key(leaf_key))
     files.chain.write_bytes(leaf.public_bytes(pem) + ca.public_bytes(pem))
-    files.ca_cert.write_bytes(ca.public_bytes(pem))
-    return files
 
 
 def public_key_fingerprint(public_key: rsa.RSAPublicKey) -> str:
