@@ -94,8 +94,12 @@ def test_serve_query_stats_faults_then_offline_query(tmp_path):
         info = json.loads(info_file.read_text())
         props = info["properties"]
         assert props["host"] == "localhost" and props["scheme"] == "https"
-        assert props["max_buffered_kb_for_rowset_mode"] == 1048576
-        assert props["max_rowset_payload_size_mb"] == 16
+        # The SDK runs with its own defaults (file mode for big flushes), as on an account;
+        # file mode's uploads go to the stage named in client_env.
+        assert "max_buffered_kb_for_rowset_mode" not in props
+        assert "max_rowset_payload_size_mb" not in props
+        assert info["client_env"]["AWS_ENDPOINT_URL"].startswith("https://127.0.0.1:")
+        assert info["client_env"]["SSL_CERT_FILE"] == info["ssl_cert_file"]
         assert os.path.exists(info["ssl_cert_file"]) and os.path.exists(props["private_key_file"])
         assert (info["database"], info["schema"], info["pipe"]) == (
             "EMULATOR_DB", "PUBLIC", "RESORT_SALES_PIPE",

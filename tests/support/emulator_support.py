@@ -60,8 +60,7 @@ def run_sdk(emu: Any, tmp_path: Path, scenario: dict[str, Any], timeout_s: float
     scenario = {"info_file": str(info_file), "result_file": str(result_file), **scenario}
     env = dict(
         os.environ,
-        **emu.info()["client_env"],
-        SSL_CERT_FILE=emu.info()["ssl_cert_file"],
+        **emu.info()["client_env"],  # the CA (SSL_CERT_FILE), the stage's URL
         SS_LOG_LEVEL="error",
         SS_LOG_TARGET="stderr",
         PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")]),

@@ -4,6 +4,9 @@ endpoint's state (``api/files.py``)."""
 
 from __future__ import annotations
 
+import os
+import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +42,22 @@ class FileMode:
         self.stage.stop()
 
 
+def bucket_name(stage_dir: Path) -> str:
+    """The stage's bucket: named once per data dir and kept, so staged files keep their
+    paths across restarts, and two emulators in one process (moto's buckets are global
+    to a process) never share one."""
+    path = stage_dir / "BUCKET"
+    if not path.exists():
+        stage_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(f"emulator-stage-{secrets.token_hex(6)}\n")
+        os.replace(tmp, path)
+    name = path.read_text().strip()
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{2,62}", name):
+        raise ValueError(f"{path}: {name!r} is not an S3 bucket name; delete the file")
+    return name
+
+
 def start_file_mode(
     data_dir: Path,
     *,
@@ -67,7 +86,7 @@ def start_file_mode(
 
     stage = Stage(
         data_dir / STAGE_DIR, cert_chain=chain, key_file=key_file, host=host, fsync=fsync,
-        faults=fault_for,
+        faults=fault_for, bucket=bucket_name(data_dir / STAGE_DIR),
     )  # fmt: skip
     stage.start()
     taken = taken_ids(lander.queued_request_ids(), store.landed_request_ids("file:"))
