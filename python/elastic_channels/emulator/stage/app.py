@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .auth import StageCredentials
+from ..landing.crashpoints import crash_point
 from .durable import DurableDir
 from .errors import S3Error, StageError, code_for_status
 from .faults import FaultDecision
@@ -144,6 +145,7 @@ class StageApp:
                 500, "InternalError", f"the stage could not store {key!r}: {error}"
             ) from error
         self._stats.record_upload(len(stored))
+        crash_point("stage:after-store")
         if decision is not None and decision.action == "lose_ack":
             _drop(environ)
         return reply
