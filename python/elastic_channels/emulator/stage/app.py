@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .auth import StageCredentials
 from ..landing.crashpoints import crash_point
+from .auth import StageCredentials
 from .durable import DurableDir
 from .errors import S3Error, StageError, code_for_status
 from .faults import FaultDecision
