@@ -48,12 +48,6 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def _run_worker(args: argparse.Namespace) -> int:
-    from .worker.main import main
-
-    return main(args.worker_argv)
-
-
 def _unavailable(p: argparse.ArgumentParser, name: str, error: ImportError) -> None:
     def fail(_args: argparse.Namespace) -> int:
         print(
@@ -67,15 +61,30 @@ def _unavailable(p: argparse.ArgumentParser, name: str, error: ImportError) -> N
     p.set_defaults(func=fail)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("elastic-native")
+    except Exception:  # not installed as a distribution (a source tree on the path)
+        return "unknown"
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported (and so its dependencies):
+    the others are listed by name and help, which ``--help`` needs and nothing else."""
     parser = argparse.ArgumentParser(
         prog="elastic-channels",
         description=textwrap.fill(DESCRIPTION, 79),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name, help_text in COMMANDS:
+        if name != command:
+            sub.add_parser(name, help=help_text, add_help=False)
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError as e:  # an optional dependency missing: say so when used
@@ -89,22 +98,49 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.configure_parser(p)
-        if name == "worker":
-            p.set_defaults(func=_run_worker)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (its first word that is not an option)."""
+    names = {name for name, _, _ in COMMANDS}
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in names else None
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     load_settings_file()
-    args = build_parser().parse_args(argv)
-    if args.command == "worker":  # the worker parses its own flags (and environment)
-        args.worker_argv = argv[argv.index("worker") + 1 :]
+    command = _command_of(argv)
+    if command == "worker":  # the worker parses its own flags (and environment)
+        from .worker.main import main as worker_main
+
+        return worker_main(argv[argv.index("worker") + 1 :])
+    parser = build_parser(command)
+    args = parser.parse_args(argv)
+    if args.command is None:  # a bare `elastic-channels`: what it can do
+        parser.print_help()
+        return 0
     try:
         return int(args.func(args))
     except BrokenPipeError:  # e.g. `elastic-channels plan ... | head`: not an error
-        sys.stderr.close()
+        _quiet_broken_pipe()
         return 0
+
+
+def _quiet_broken_pipe() -> None:
+    """Nothing more to say to a reader that has gone: stdout pointed at /dev/null so the
+    interpreter's own flush at exit raises no second BrokenPipeError."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.stderr.close()
 
 
 if __name__ == "__main__":
