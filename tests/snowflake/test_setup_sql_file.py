@@ -59,7 +59,7 @@ def test_an_unclosed_quote_or_comment_names_its_line(text: str, needle: str) -> 
 
 def _setup(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``elastic-channels setup ARGV`` through the one command's parser, in process."""
-    args = top_cli.build_parser().parse_args(["setup", *argv])
+    args = top_cli.build_parser("setup").parse_args(["setup", *argv])
     rc = args.func(args)
     out, err = capsys.readouterr()
     return rc, out, err
@@ -200,7 +200,7 @@ def test_the_command_allowlist_sh_runs_is_accepted_and_prints_its_sql(
     target, sql, setup_line = _allowlist_dry_run(tmp_path, *script_args)
     argv = shlex.split(setup_line)
     assert argv[:2] == ["elastic-channels", "setup"]
-    args = top_cli.build_parser().parse_args(argv[1:])  # exits 2 on an unknown flag
+    args = top_cli.build_parser("setup").parse_args(argv[1:])  # exits 2 on an unknown flag
     assert args.command == "setup" and args.sql_file == target
     # The same argv, on a copy of the heredoc (the dry run writes no file), with --print.
     local = tmp_path / "allowlist.sql"
