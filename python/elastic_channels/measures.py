@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import resource
+import sys
 
 #: Megabyte, as every rate here is reported (MB/s of uncompressed NDJSON).
 MB = 1_000_000
@@ -40,4 +41,18 @@ def rss_mib() -> float:
 
 
 def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """This process's own peak resident set size.
+
+    Linux: ``VmHWM`` of /proc/self/status, which belongs to the process's address space
+    and so starts afresh at exec. ``ru_maxrss`` does not: a worker started by a 200 MiB
+    parent reported the parent's peak. Elsewhere ``ru_maxrss`` (KiB on Linux, bytes on
+    macOS) is all there is."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except (OSError, IndexError, ValueError):
+        pass
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 1024
