@@ -28,6 +28,10 @@ class WorkerProc:
     started_at: float = 0.0
     exited_at: float | None = None
 
+    def exit_text(self) -> str:
+        """How it ended, as a person says it: "exited 1", "killed by SIGKILL"."""
+        return describe_exit(self.proc.returncode)
+
     def seen_exited(self) -> bool:
         """Whether it has exited (noting when it was first seen to have)."""
         if self.proc.poll() is None:
@@ -35,6 +39,18 @@ class WorkerProc:
         if self.exited_at is None:
             self.exited_at = time.time()
         return True
+
+
+def describe_exit(code: int | None) -> str:
+    """A process's return code in words (a negative code is the signal that ended it)."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited {code}"
 
 
 def _pump(wp: WorkerProc, lines: queue.Queue) -> None:
