@@ -1,7 +1,8 @@
 """The worker's configuration: flags over environment over defaults, the worker id's
-sources, errors that name what to fix, and which targets get the emulator-only
-properties. Everything runs in-process on ``load_config(argv, environ)`` with an
-explicit environment, except ``--help`` and a bad start, which run the real command.
+sources, errors that name what to fix, the connection an account alone gives the SDK
+(its derived host), and SDK properties passed on as given for every target.
+Everything runs in-process on ``load_config(argv, environ)`` with an explicit
+environment, except ``--help`` and a bad start, which run the real command.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import sys
 
 import pytest
 
-from elastic_channels.sdk.properties import ROWSET_MODE_PROPERTIES
 from elastic_channels.sdk.session import prepare_sdk_environment
 from elastic_channels.worker.config import (
     ConfigError,
@@ -24,6 +24,11 @@ from elastic_channels.worker.config import (
 ACCOUNT = ["--account", "ACME", "--user", "U", "--database", "DB", "--schema", "S"]
 #: A host name with no pod ordinal, so the worker id comes from elsewhere.
 NO_ORDINAL = {"HOSTNAME": "laptop"}
+#: The SDK properties that keep its flushes inline (rowset mode), as a user may set them.
+ROWSET_MODE_PROPERTIES = {
+    "max_buffered_kb_for_rowset_mode": 1048576,
+    "max_rowset_payload_size_mb": 16,
+}
 
 
 @pytest.fixture
@@ -152,7 +157,8 @@ def test_an_emulator_profile_supplies_target_and_ca(emulator_profile):
     assert (cfg.database, cfg.schema, cfg.pipe) == ("EMULATOR_DB", "PUBLIC", "RESORT_SALES_PIPE")
     assert cfg.ssl_cert_file and cfg.ssl_cert_file.endswith("ca.pem")
     assert cfg.properties["private_key"].startswith("-----BEGIN PRIVATE KEY-----")
-    assert cfg.is_loopback
+    assert "private_key_file" not in cfg.properties  # the SDK refuses both
+    assert (cfg.properties["host"], cfg.properties["port"]) == ("localhost", 4443)
     # The profile path may come from the environment too; flags still win over it.
     env = {**NO_ORDINAL, "SNOWFLAKE_PROFILE": str(emulator_profile)}
     assert load_config(["--database", "OTHER"], env).database == "OTHER"
@@ -226,12 +232,14 @@ def test_bad_values_name_the_flag_or_variable(argv, env, message):
 
 
 def test_missing_pieces_are_named(tmp_path):
-    with pytest.raises(ConfigError, match="no Snowflake connection: give --profile"):
+    with pytest.raises(ConfigError, match="no account: give --account or SNOWFLAKE_ACCOUNT"):
         load_config([], NO_ORDINAL)
     with pytest.raises(ConfigError, match="no database: give --database or SNOWFLAKE_DATABASE"):
         load_config(["--account", "A"], NO_ORDINAL)
-    with pytest.raises(ConfigError, match="no schema: give --schema or SNOWFLAKE_SCHEMA"):
-        load_config(["--account", "A", "--database", "D"], NO_ORDINAL)
+    with pytest.raises(ConfigError, match="--account 'my acct' is not an account identifier"):
+        load_config(["--account", "my acct", "--database", "D"], NO_ORDINAL)
+    with pytest.raises(ConfigError, match="SNOWFLAKE_PORT must be an int, got 'https'"):
+        load_config(ACCOUNT, {**NO_ORDINAL, "SNOWFLAKE_PORT": "https"})
     missing = tmp_path / "nope.p8"
     with pytest.raises(ConfigError, match=f"private key file {missing}"):
         load_config([*ACCOUNT, "--private-key-file", str(missing)], NO_ORDINAL)
@@ -239,7 +247,7 @@ def test_missing_pieces_are_named(tmp_path):
 
 def test_bad_profiles_are_named(tmp_path):
     absent = tmp_path / "absent.json"
-    with pytest.raises(ConfigError, match=f"--profile {absent}: No such file"):
+    with pytest.raises(ConfigError, match=f"--profile {absent}: cannot read it as JSON: No such"):
         load_config(["--profile", str(absent)], NO_ORDINAL)
     garbled = tmp_path / "garbled.json"
     garbled.write_text("{")
@@ -272,36 +280,130 @@ def test_values_the_generator_refuses_are_config_errors(argv, env, name):
         load_config([*ACCOUNT, *argv], {**NO_ORDINAL, **env})
 
 
-# --- emulator-only properties ----------------------------------------------------------
+# --- the connection an account gives the SDK -------------------------------------------
 
 
-@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "127.0.0.2", "::1"])
-def test_loopback_keeps_the_emulator_only_properties(emulator_profile, host):
-    cfg = load_config(["--profile", str(emulator_profile), "--host", host], NO_ORDINAL)
-    assert cfg.is_loopback
-    for key, value in ROWSET_MODE_PROPERTIES.items():
-        assert cfg.properties[key] == value
+def _documented_env(tmp_path, **more):
+    """What .env.example documents for an account, and nothing else."""
+    key = tmp_path / "rsa_key.p8"
+    key.write_text("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n")
+    return {
+        **NO_ORDINAL,
+        "SNOWFLAKE_ACCOUNT": "myorg-myacct",
+        "SNOWFLAKE_USER": "INGEST",
+        "SNOWFLAKE_PRIVATE_KEY_FILE": str(key),
+        "SNOWFLAKE_DATABASE": "DEMO",
+        **more,
+    }
 
 
-@pytest.mark.parametrize("host", ["acme-xy12345.snowflakecomputing.com", "10.0.0.8", "::2"])
-def test_other_hosts_lose_the_emulator_only_properties(emulator_profile, host):
-    cfg = load_config(["--profile", str(emulator_profile), "--host", host], NO_ORDINAL)
-    assert not cfg.is_loopback
+def test_an_account_alone_gives_the_sdk_its_derived_host(tmp_path):
+    """The SDK builds its URL from scheme, host and port: with only the documented
+    variables it must get the host derived from the account (it failed with "Missing
+    host for account URL construction")."""
+    cfg = load_config([], _documented_env(tmp_path, SNOWFLAKE_SCHEMA="S"))
+    props = cfg.properties
+    assert props["account"] == "myorg-myacct" and props["user"] == "INGEST"
+    assert (props["host"], props["scheme"]) == ("myorg-myacct.snowflakecomputing.com", "https")
+    assert "port" not in props and "role" not in props
+    assert props["private_key"].startswith("-----BEGIN PRIVATE KEY-----")
+    assert (cfg.database, cfg.schema, cfg.pipe) == ("DEMO", "S", "RESORT_SALES_PIPE")
+
+
+@pytest.mark.parametrize(
+    ("account", "name", "host"),
+    [
+        ("xy12345.us-east-2.aws", "xy12345", "xy12345.us-east-2.aws.snowflakecomputing.com"),
+        ("myorg-my_acct", "myorg-my_acct", "myorg-my-acct.snowflakecomputing.com"),
+    ],
+)
+def test_the_sdk_gets_the_account_name_and_its_urls_host(tmp_path, account, name, host):
+    cfg = load_config([], _documented_env(tmp_path, SNOWFLAKE_ACCOUNT=account))
+    assert (cfg.properties["account"], cfg.properties["host"]) == (name, host)
+
+
+def test_the_schema_defaults_to_public(tmp_path):
+    assert load_config([], _documented_env(tmp_path)).schema == "PUBLIC"
+
+
+def test_empty_values_are_unset(tmp_path):
+    """`cp .env.example .env` leaves every value empty: each means its default."""
+    empty = {name: "" for name in (
+        "SNOWFLAKE_SCHEMA", "SNOWFLAKE_PIPE", "SNOWFLAKE_ROLE", "SNOWFLAKE_HOST",
+        "SNOWFLAKE_PORT", "SNOWFLAKE_PROFILE", "SNOWFLAKE_PRIVATE_KEY", "RUN_ID",
+        "TARGET_BPS", "SNOWPIPE_SDK_PROPERTIES", "WORKER_ID",
+    )}  # fmt: skip
+    cfg = load_config([], _documented_env(tmp_path, **empty))
+    assert (cfg.schema, cfg.pipe, cfg.target_bps) == ("PUBLIC", "RESORT_SALES_PIPE", 92e6)
+    assert cfg.properties["host"] == "myorg-myacct.snowflakecomputing.com"
+    assert not {"port", "role"} & cfg.properties.keys()
+    assert cfg.properties["private_key"].startswith("-----BEGIN")  # the file, not ""
+    # ... and so is an empty flag.
+    assert load_config(["--schema", "", "--host", ""], _documented_env(tmp_path)).schema == "PUBLIC"
+
+
+def test_host_and_port_only_override(tmp_path):
+    env = _documented_env(tmp_path, SNOWFLAKE_HOST="sf.internal.example", SNOWFLAKE_PORT="8443")
+    props = load_config([], env).properties
+    assert (props["host"], props["port"], props["account"]) == (
+        "sf.internal.example",
+        8443,
+        "myorg-myacct",
+    )
+    props = load_config(["--host", "flag.example", "--port", "9443"], env).properties
+    assert (props["host"], props["port"]) == ("flag.example", 9443)
+
+
+def test_flags_then_environment_then_the_profile(tmp_path):
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({
+        "account": "profile-acct", "user": "P_USER", "private_key": "BODY", "role": "P_ROLE",
+        "url": "https://profile-acct.snowflakecomputing.com:8443", "database": "P_DB",
+        "max_inflight_megabytes_per_channel": "64",
+    }))  # fmt: skip
+    env = {**NO_ORDINAL, "SNOWFLAKE_PROFILE": str(profile), "SNOWFLAKE_USER": "ENV_USER"}
+    cfg = load_config(["--role", "FLAG_ROLE"], env)
+    props = cfg.properties
+    assert (props["account"], props["user"], props["role"]) == (
+        "profile-acct",
+        "ENV_USER",
+        "FLAG_ROLE",
+    )
+    assert (props["host"], props["port"]) == ("profile-acct.snowflakecomputing.com", 8443)
+    assert props["private_key"] == "BODY" and props["max_inflight_megabytes_per_channel"] == "64"
+    assert "url" not in props and "database" not in props  # resolved, not passed on twice
+    assert cfg.database == "P_DB"
+    # The environment's account wins over the profile's, and its host is derived again.
+    props = load_config([], {**env, "SNOWFLAKE_ACCOUNT": "other-acct"}).properties
+    assert props["account"] == "other-acct"
+    assert props["host"] == "profile-acct.snowflakecomputing.com"  # the profile's url: an override
+
+
+# --- SDK properties are the user's, for every target ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host", [None, "localhost", "127.0.0.1", "myorg-myacct.snowflakecomputing.com"]
+)
+def test_the_worker_adds_no_rowset_mode_properties(tmp_path, host):
+    argv = [] if host is None else ["--host", host]
+    cfg = load_config(argv, _documented_env(tmp_path))
     assert not ROWSET_MODE_PROPERTIES.keys() & cfg.properties.keys()
 
 
-def test_no_host_at_all_is_not_loopback():
-    """A real account usually names no host: it must not get the inline-mode properties,
-    however they were passed."""
-    env = {**NO_ORDINAL, "SNOWPIPE_SDK_PROPERTIES": json.dumps(ROWSET_MODE_PROPERTIES)}
-    argv = [*ACCOUNT, "--sdk-property", "max_rowset_payload_size_mb=16"]
-    cfg = load_config(argv, env)
-    assert not ROWSET_MODE_PROPERTIES.keys() & cfg.properties.keys()
-
-
-def test_a_dns_name_starting_with_127_is_not_loopback(emulator_profile):
-    cfg = load_config(["--profile", str(emulator_profile), "--host", "127.example.com"], NO_ORDINAL)
-    assert not cfg.is_loopback
+@pytest.mark.parametrize("host", ["localhost", "myorg-myacct.snowflakecomputing.com", "10.0.0.8"])
+def test_a_users_own_properties_pass_through_untouched(tmp_path, emulator_profile, host):
+    """Rowset-mode properties a user (or an emulator's info file) sets reach the SDK for
+    any target: the worker no longer keeps them for loopback hosts only."""
+    from_profile = load_config(["--profile", str(emulator_profile), "--host", host], NO_ORDINAL)
+    env = _documented_env(tmp_path, SNOWPIPE_SDK_PROPERTIES=json.dumps(ROWSET_MODE_PROPERTIES))
+    from_env = load_config(["--host", host], env)
+    argv = ["--host", host, "--sdk-property", "max_rowset_payload_size_mb=16"]
+    from_flag = load_config(argv, _documented_env(tmp_path))
+    for cfg in (from_profile, from_env):
+        for key, value in ROWSET_MODE_PROPERTIES.items():
+            assert cfg.properties[key] == value
+    assert from_flag.properties["max_rowset_payload_size_mb"] == "16"
 
 
 # --- the SDK's environment ------------------------------------------------------------------
@@ -366,7 +468,7 @@ def test_help_works(tmp_path):
 
 
 def test_a_config_error_exits_2_with_the_message_and_no_json(tmp_path):
-    done = _run(["--account", "A", "--database", "D"], _clean_env(), tmp_path)
+    done = _run(["--account", "A"], _clean_env(), tmp_path)
     assert done.returncode == 2
-    assert "k8s_worker: error: no schema: give --schema or SNOWFLAKE_SCHEMA" in done.stderr
+    assert "k8s_worker: error: no database: give --database or SNOWFLAKE_DATABASE" in done.stderr
     assert done.stdout == ""

@@ -1,23 +1,21 @@
 """A Snowflake account as a dashboard target, through snowflake-connector-python.
 
-Credentials are the ones ``run`` and ``setup`` take: ``--profile`` (an SDK profile JSON)
-and the ``SNOWFLAKE_*`` variables (account, user, key, role, warehouse, database,
-schema). The landing table must have ``ROW_TIMESTAMP = TRUE`` for the ingest-to-visible
-figures (``METADATA$ROW_LAST_COMMIT_TIME``).
+Credentials are the ones ``run`` and ``setup`` take, resolved the same way
+(:func:`..account.account_settings`): ``--profile`` (an SDK profile JSON) and the
+``SNOWFLAKE_*`` variables (account, user, key, role, warehouse, database, schema), the
+account URL derived from the account. The landing table must have
+``ROW_TIMESTAMP = TRUE`` for the ingest-to-visible figures
+(``METADATA$ROW_LAST_COMMIT_TIME``).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import json
-import os
 import threading
-from pathlib import Path
 from typing import Any
 
-from ..snowflake.connection import connection_params
-from ..snowflake.ddl import SetupError
+from ..account import account_settings
+from ..setting import SettingError
 from .dialect import SNOWFLAKE
 from .source import DataSource, NoData, QueryError
 
@@ -27,35 +25,16 @@ __all__ = ["AccountSource"]
 def _params(
     profile: str | None, database: str | None = None, schema: str | None = None
 ) -> dict[str, Any]:
-    """Connector arguments; ``database``/``schema`` (the flags) before SNOWFLAKE_* before
-    the profile, as ``run`` resolves them."""
-    env = os.environ.get
-    ns = argparse.Namespace(
-        profile=profile,
-        account=env("SNOWFLAKE_ACCOUNT"),
-        user=env("SNOWFLAKE_USER"),
-        role=env("SNOWFLAKE_ROLE"),
-        warehouse=env("SNOWFLAKE_WAREHOUSE"),
-        private_key_file=env("SNOWFLAKE_PRIVATE_KEY_FILE"),
-    )
+    """Connector arguments, from the account settings as every command resolves them:
+    ``database``/``schema`` (the flags) before SNOWFLAKE_* before the profile."""
     try:
-        params = connection_params(ns)
-    except SetupError as e:
+        acct = account_settings({"profile": profile, "database": database, "schema": schema})
+        if acct.account is None:
+            raise QueryError("no account: give --profile or set SNOWFLAKE_ACCOUNT")
+        params = acct.check("account", "user", "private_key", "database").connector_params()
+    except SettingError as e:
         raise QueryError(f"account settings: {e}") from None
-    if params is None:
-        raise QueryError("no account: give --profile or set SNOWFLAKE_ACCOUNT")
-    prof: dict[str, Any] = json.loads(Path(profile).read_text()) if profile else {}
-    flags = {"database": database, "schema": schema}
-    for key in ("database", "schema", "warehouse"):
-        value = flags.get(key) or env(f"SNOWFLAKE_{key.upper()}") or prof.get(key)
-        if value:
-            params[key] = value
-    if "database" not in params:
-        raise QueryError(
-            "no database: give --database, set SNOWFLAKE_DATABASE or 'database' in --profile"
-        )
-    params.setdefault("schema", "PUBLIC")
-    params["client_session_keep_alive"] = True
+    params.update(database=acct.database, schema=acct.schema, client_session_keep_alive=True)
     return params
 
 

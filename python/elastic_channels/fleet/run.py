@@ -16,8 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..account import account_settings
 from ..log import configure_logging
 from ..model import METRICS_TABLE_NAME
+from ..setting import SettingError
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, flag_args, resolve
 from . import local, report
@@ -125,9 +127,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.data_dir is None:
         suffix = "-iceberg" if args.table_format == "iceberg" else ""
         args.data_dir = DEFAULT_HOME / f"emulator{suffix}"
-    real = bool(v["profile"] or os.environ.get("SNOWFLAKE_ACCOUNT"))
+    real = bool(v["profile"] or os.environ.get("SNOWFLAKE_ACCOUNT", "").strip())
     emu = None
     if real:
+        error = _account_problem(v)
+        if error:  # once, here: no worker is started to find it
+            print(f"elastic-channels run: error: {error}", file=sys.stderr)
+            return 2
         common = flag_args(v)
         target = "Snowflake"
     else:
@@ -233,6 +239,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
     return 0 if ok else 1
+
+
+def _account_problem(v: dict[str, Any]) -> str | None:
+    """What keeps the account settings from starting a worker (the first missing or bad
+    one, named), checked as every worker and the monitor will resolve them; or None."""
+    flags = {name: v[name] for name in ("profile", "database", "schema", "pipe")}
+    try:
+        account_settings(flags).check("account", "user", "private_key", "database")
+    except SettingError as e:
+        return str(e)
+    return None
 
 
 def _run_id_taken(emu: Any, run_id: str, data_dir: Path) -> str | None:

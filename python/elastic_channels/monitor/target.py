@@ -4,10 +4,14 @@
   ``emulator serve --info-file`` write, and what ``Emulator.info()`` returns to a
   monitor in the emulator's own process: its URL, CA, user and key file). Over HTTPS
   either way: no emulator-only shortcut past the API and its authentication.
-- A Snowflake account: an SDK profile JSON, and/or ``SNOWFLAKE_ACCOUNT``, ``SNOWFLAKE_USER``, a key
+- A Snowflake account: the account settings as every command resolves them
+  (:func:`..account.account_settings`: flags, then ``SNOWFLAKE_*`` variables and
+  ``.env``, then an SDK profile JSON): ``SNOWFLAKE_ACCOUNT``, ``SNOWFLAKE_USER``, a key
   (``SNOWFLAKE_PRIVATE_KEY_FILE`` or ``SNOWFLAKE_PRIVATE_KEY``, with
-  ``SNOWFLAKE_PRIVATE_KEY_PWD`` if encrypted), and ``SNOWFLAKE_DATABASE``,
-  ``SNOWFLAKE_SCHEMA``, ``SNOWFLAKE_ROLE``, ``SNOWFLAKE_WAREHOUSE`` (or the flags).
+  ``SNOWFLAKE_PRIVATE_KEY_PWD`` if encrypted), ``SNOWFLAKE_DATABASE``, and optionally
+  ``SNOWFLAKE_SCHEMA`` (PUBLIC), ``SNOWFLAKE_ROLE``, ``SNOWFLAKE_WAREHOUSE``. The SQL API
+  is at the account URL derived from the account (``SNOWFLAKE_HOST``/``_PORT`` only
+  override it).
 
 Either way the requests are the SQL API's, with a key-pair JWT.
 """
@@ -20,6 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..account import AccountSettings, account_settings
+from ..setting import SettingError
 from .keypair import KeyPairError, token_factory
 from .sink import SqlMetricsSink
 from .sql_client import SqlApiClient, http_transport
@@ -60,49 +66,36 @@ def emulator_sink(info: Mapping[str, Any], what: str = "the emulator") -> SqlMet
     return SqlMetricsSink(client)
 
 
-def account_sink(settings: Mapping[str, Any]) -> SqlMetricsSink:
-    """A Snowflake account, from settings named like the SNOWFLAKE_* variables
-    (lower case, without the prefix: account, user, private_key_file, ...)."""
-    account, user = settings.get("account"), settings.get("user")
-    if not account or not user:
-        raise TargetError(
-            "no target: give --profile (an emulator's info JSON), or an account with "
-            "SNOWFLAKE_ACCOUNT and SNOWFLAKE_USER (or --account/--user)"
-        )
-    pem: bytes | None = None
-    if settings.get("private_key_file"):
-        try:
-            pem = Path(settings["private_key_file"]).read_bytes()
-        except OSError as e:
-            raise TargetError(f"SNOWFLAKE_PRIVATE_KEY_FILE: {e}") from None
-    elif settings.get("private_key"):
-        text = str(settings["private_key"])
-        if "-----BEGIN" not in text:  # an SDK profile holds the bare base64 body
-            text = f"-----BEGIN PRIVATE KEY-----\n{text}\n-----END PRIVATE KEY-----\n"
-        pem = text.encode()
-    if pem is None:
-        raise TargetError("no key: set SNOWFLAKE_PRIVATE_KEY_FILE (or SNOWFLAKE_PRIVATE_KEY)")
-    if not settings.get("database") or not settings.get("schema"):
-        raise TargetError("set SNOWFLAKE_DATABASE and SNOWFLAKE_SCHEMA (or the flags)")
+def account_sink(settings: AccountSettings | Mapping[str, Any]) -> SqlMetricsSink:
+    """A Snowflake account: the SQL API at its account URL, a key-pair JWT of its user's
+    key. ``settings`` are resolved account settings, or values named like the
+    SNOWFLAKE_* variables (lower case, without the prefix: account, user,
+    private_key_file, ...) taken as flags, with no environment."""
     try:
-        token = token_factory(account, user, pem, settings.get("private_key_pwd"))
+        if not isinstance(settings, AccountSettings):
+            settings = account_settings(settings, {})
+        if settings.account is None:
+            raise TargetError(
+                "no target: give --profile (an emulator's info JSON), or an account with "
+                "SNOWFLAKE_ACCOUNT and SNOWFLAKE_USER (or --account/--user)"
+            )
+        settings.check("account", "user", "private_key", "database")
+        assert settings.key is not None and settings.user is not None
+        pem = settings.key.pem()
+    except SettingError as e:
+        raise TargetError(str(e)) from None
+    try:
+        token = token_factory(settings.account.name, settings.user, pem, settings.private_key_pwd)
     except KeyPairError as e:
         raise TargetError(str(e)) from None
-    host = settings.get("host") or f"{account}.snowflakecomputing.com"
     client = SqlApiClient(
-        http_transport(f"https://{host}", token),
-        database=settings["database"],
-        schema=settings["schema"],
-        warehouse=settings.get("warehouse"),
-        role=settings.get("role"),
+        http_transport(settings.url, token),
+        database=settings.database,
+        schema=settings.schema,
+        warehouse=settings.warehouse,
+        role=settings.role,
     )
     return SqlMetricsSink(client)
-
-
-ENV_SETTINGS = (
-    "account", "user", "role", "warehouse", "database", "schema", "host",
-    "private_key_file", "private_key", "private_key_pwd",
-)  # fmt: skip
 
 
 def sink_from(
@@ -110,20 +103,13 @@ def sink_from(
 ) -> SqlMetricsSink:
     """The sink the command line and environment describe: ``profile`` is an emulator's
     info JSON, or an SDK profile (account, user, private_key, role, host) completed by
-    flags and SNOWFLAKE_* variables; flags win over the profile, the profile over the
-    variables."""
-    from_profile: dict[str, Any] = {}
-    if profile:
-        try:
-            from_profile = json.loads(Path(profile).read_text())
-        except (OSError, ValueError) as e:
-            raise TargetError(f"--profile {profile}: cannot read it as JSON: {e}") from None
-        if not isinstance(from_profile, dict):
-            raise TargetError(f"--profile {profile}: expected a JSON object")
-        if "url" in from_profile and "properties" in from_profile:
-            return profile_sink(Path(profile))
-    settings = {
-        k: flags.get(k) or from_profile.get(k) or environ.get(f"SNOWFLAKE_{k.upper()}")
-        for k in ENV_SETTINGS
-    }
+    flags and SNOWFLAKE_* variables; flags win over the variables, the variables over
+    the profile."""
+    try:
+        settings = account_settings({**flags, "profile": profile}, environ)
+    except SettingError as e:
+        raise TargetError(str(e)) from None
+    info = settings.profile.emulator_info if settings.profile else None
+    if info is not None and "url" in info:
+        return emulator_sink(info, f"--profile {settings.profile.path}")  # type: ignore[union-attr]
     return account_sink(settings)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
-from .connection import connection_params, execute, read_sql_file
+from ..account import AccountSettings, account_settings
+from ..account.settings import BY_NAME as ACCOUNT_SETTINGS
+from ..setting import SettingError, add_flags
+from .connection import execute, read_sql_file
 from .ddl import METRICS_TABLE, PIPE, TABLE, TABLE_FORMATS, SetupError, render, statements
 
 DESCRIPTION = (
@@ -17,13 +19,20 @@ DESCRIPTION = (
 )
 EPILOG = (
     "Without --print, credentials are required: --account, --user and a key "
-    "(--private-key-file, SNOWFLAKE_PRIVATE_KEY, or --profile). Executing needs "
+    "(--private-key-file, SNOWFLAKE_PRIVATE_KEY, or --profile; an encrypted key's "
+    "passphrase in SNOWFLAKE_PRIVATE_KEY_PWD); the account URL is "
+    "derived from the account (SNOWFLAKE_HOST and SNOWFLAKE_PORT only override it). "
+    "Executing needs "
     "snowflake-connector-python (pip install '.[setup]' in a checkout). With --sql-file "
     "it runs that file's statements instead (deploy/allowlist.sh does), on the same "
     "connection settings."
 )
 #: Options that shape the generated SQL: meaningless with --sql-file, so refused there.
 _DDL_ONLY = ("external_volume", "base_location", "no_create_database")
+#: The account settings setup takes as flags (the rest, e.g. SNOWFLAKE_PRIVATE_KEY,
+#: SNOWFLAKE_HOST, come from the environment or .env).
+_TARGET_FLAGS = ("database", "schema", "pipe")
+_ACCOUNT_FLAGS = ("account", "user", "role", "warehouse", "private_key_file", "profile")
 
 
 def build_parser(prog: str = "elastic-channels setup") -> argparse.ArgumentParser:
@@ -33,7 +42,6 @@ def build_parser(prog: str = "elastic-channels setup") -> argparse.ArgumentParse
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
-    env = os.environ.get
     p.add_argument(
         "--print",
         dest="print_only",
@@ -46,11 +54,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="run the statements of FILE (split at ';' outside quotes and comments) "
         "instead of creating the objects; --database and the table options do not apply",
     )
-    p.add_argument("--database", default=env("SNOWFLAKE_DATABASE"), help="[SNOWFLAKE_DATABASE]")
-    p.add_argument(
-        "--schema", default=env("SNOWFLAKE_SCHEMA", "PUBLIC"), help="[SNOWFLAKE_SCHEMA, PUBLIC]"
-    )
-    p.add_argument("--pipe", default=env("SNOWFLAKE_PIPE", PIPE), help=f"[SNOWFLAKE_PIPE, {PIPE}]")
+    add_flags(p, (ACCOUNT_SETTINGS[n] for n in _TARGET_FLAGS), "where the objects go")
     p.add_argument("--table", default=TABLE, help=f"landing table [{TABLE}]")
     p.add_argument("--metrics-table", default=METRICS_TABLE, help=f"[{METRICS_TABLE}]")
     p.add_argument(
@@ -74,19 +78,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not CREATE DATABASE/SCHEMA IF NOT EXISTS (they must exist already)",
     )
-    p.add_argument("--account", default=env("SNOWFLAKE_ACCOUNT"), help="[SNOWFLAKE_ACCOUNT]")
-    p.add_argument("--user", default=env("SNOWFLAKE_USER"), help="[SNOWFLAKE_USER]")
-    p.add_argument("--role", default=env("SNOWFLAKE_ROLE"), help="[SNOWFLAKE_ROLE]")
-    p.add_argument("--warehouse", default=env("SNOWFLAKE_WAREHOUSE"), help="[SNOWFLAKE_WAREHOUSE]")
-    p.add_argument(
-        "--private-key-file",
-        default=env("SNOWFLAKE_PRIVATE_KEY_FILE"),
-        help="PKCS#8 PEM key [SNOWFLAKE_PRIVATE_KEY_FILE; or SNOWFLAKE_PRIVATE_KEY with the PEM "
-        "text; SNOWFLAKE_PRIVATE_KEY_PWD if encrypted]",
-    )
-    p.add_argument(
-        "--profile", help="an SDK profile JSON (account, user, private_key, role) for credentials"
-    )
+    add_flags(p, (ACCOUNT_SETTINGS[n] for n in _ACCOUNT_FLAGS), "the account")
     p.set_defaults(func=cmd_setup)
 
 
@@ -96,32 +88,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cmd_setup(args: argparse.Namespace) -> int:
     try:
-        stmts, labels = _sql_file(args) if args.sql_file else (_setup_statements(args), None)
+        acct = account_settings(vars(args))
+        if args.sql_file:
+            stmts, labels = _sql_file(args)
+        else:
+            stmts, labels = _setup_statements(args, acct), None
         if args.print_only:
             sys.stdout.write(render(stmts))
             return 0
-        params = connection_params(args)
-        if params is None:
+        if acct.account is None:
             raise SetupError(
                 "no credentials: give --account/--user/--private-key-file (or the "
                 "SNOWFLAKE_* variables, or --profile) to execute, or --print to see the SQL"
             )
-        execute(stmts, params, labels=labels)
-    except SetupError as e:
+        execute(stmts, acct.connector_params(), labels=labels)
+    except (SetupError, SettingError) as e:
         print(f"setup: error: {e}", file=sys.stderr)
         return 2
     return 0
 
 
-def _setup_statements(args: argparse.Namespace) -> list[str]:
-    if not args.database:
+def _setup_statements(args: argparse.Namespace, acct: AccountSettings) -> list[str]:
+    if not acct.database:
         raise SetupError("--database (or SNOWFLAKE_DATABASE) is required")
     return statements(
-        args.database,
-        args.schema,
+        acct.database,
+        acct.schema,
         create_database=not args.no_create_database,
         table=args.table,
-        pipe=args.pipe,
+        pipe=acct.pipe,
         metrics_table=args.metrics_table,
         table_format=args.table_format,
         external_volume=args.external_volume,

@@ -1,9 +1,14 @@
-"""The worker's configuration: command-line flags over environment over defaults."""
+"""The worker's configuration: command-line flags over environment over defaults.
+
+The connection (account, user, key, the account URL's host, database, schema, pipe)
+is the account settings' one resolution (:func:`..account.account_settings`); the
+SDK's own properties (a profile's, ``SNOWPIPE_SDK_PROPERTIES``, ``--sdk-property``)
+go to the SDK as given, with no target-dependent additions or removals.
+"""
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import os
 import re
@@ -11,13 +16,18 @@ import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ..model import PIPE_NAME
+from ..account import AccountSettings, account_settings
 from ..rows import check_generator_args
-from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S, ROWSET_MODE_PROPERTIES
-from .settings import ACK_TIMEOUT_MARGIN_S, ConfigError, add_settings, resolve
+from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
+from .settings import (
+    ACK_TIMEOUT_MARGIN_S,
+    WORKER_ACCOUNT_SETTINGS,
+    ConfigError,
+    add_settings,
+    resolve,
+)
 
 __all__ = ["ConfigError", "WorkerConfig", "build_parser", "load_config", "worker_id_from_env"]
 
@@ -63,16 +73,6 @@ class WorkerConfig:
     first_seq: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def is_loopback(self) -> bool:
-        host = str(self.properties.get("host", "")).strip("[]")
-        if host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:  # a DNS name other than localhost
-            return False
-
 
 def default_run_id() -> str:
     return time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
@@ -114,36 +114,18 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load_profile(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(properties, target) from an SDK profile or an emulator info file."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise ConfigError(f"--profile {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"--profile {path}: not JSON ({e})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"--profile {path}: expected a JSON object")
-    if "properties" in data and isinstance(data["properties"], dict):  # emulator info file
-        target = {k: data[k] for k in ("database", "schema", "pipe", "ssl_cert_file") if k in data}
-        return dict(data["properties"]), target
-    return data, {}
+def _account(a: argparse.Namespace, env: Mapping[str, str]) -> AccountSettings:
+    """The connection, as every command resolves it; a worker needs an account (or a
+    profile naming one) and a database."""
+    flags = {s.name: getattr(a, s.name, None) for s in WORKER_ACCOUNT_SETTINGS}
+    return account_settings(flags, env).check("account", "database")
 
 
-def _properties(a: argparse.Namespace, env: Mapping[str, str]) -> tuple[dict, dict, str | None]:
-    """(SDK client properties, the emulator's target if a profile named one, profile)."""
-    props: dict[str, Any] = {}
-    target: dict[str, Any] = {}
-    profile = resolve("profile", a.profile, env)
-    if profile:
-        props, target = _load_profile(profile)
-    for key in ("account", "user", "role", "private_key_file", "host", "port"):
-        value = resolve(key, getattr(a, key), env)
-        if value is not None:
-            props[key] = value
-    if env.get("SNOWFLAKE_PRIVATE_KEY"):
-        props["private_key"] = env["SNOWFLAKE_PRIVATE_KEY"]
-    extra_json = env.get("SNOWPIPE_SDK_PROPERTIES")
+def _properties(a: argparse.Namespace, env: Mapping[str, str], acct: AccountSettings) -> dict:
+    """The SDK client's properties: the connection's, then SNOWPIPE_SDK_PROPERTIES, then
+    each --sdk-property, then --retry-backoff-seconds."""
+    props = acct.sdk_properties()
+    extra_json = env.get("SNOWPIPE_SDK_PROPERTIES", "").strip()
     if extra_json:
         try:
             extra = json.loads(extra_json)
@@ -157,21 +139,10 @@ def _properties(a: argparse.Namespace, env: Mapping[str, str]) -> tuple[dict, di
         if not sep or not key:
             raise ConfigError(f"--sdk-property expects KEY=VALUE, got {item!r}")
         props[key] = value
-    if "account" not in props:
-        raise ConfigError(
-            "no Snowflake connection: give --profile, or --account/--user/--private-key-file "
-            "(or SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_PRIVATE_KEY_FILE)"
-        )
-    if "private_key_file" in props and "private_key" not in props:
-        key_path = Path(str(props.pop("private_key_file")))
-        try:
-            props["private_key"] = key_path.read_text()
-        except OSError as e:
-            raise ConfigError(f"private key file {key_path}: {e.strerror}") from None
     if a.retry_backoff_seconds is not None:  # the flag wins over profile and environment
         props["data_retry_total_backoff_seconds"] = a.retry_backoff_seconds
     props.setdefault("data_retry_total_backoff_seconds", DEFAULT_RETRY_BACKOFF_S)
-    return props, target, profile
+    return props
 
 
 def load_config(
@@ -179,7 +150,8 @@ def load_config(
 ) -> WorkerConfig:
     env = dict(os.environ if environ is None else environ)
     a = build_parser().parse_args(argv)
-    props, target, profile = _properties(a, env)
+    acct = _account(a, env)
+    props = _properties(a, env, acct)
     try:
         retry_backoff_s = int(props["data_retry_total_backoff_seconds"])
     except (TypeError, ValueError):
@@ -199,11 +171,11 @@ def load_config(
         target_bps=get("target_bps"),
         duration_s=get("duration_seconds"),
         batch_bytes=get("batch_bytes"),
-        database=get("database") or target.get("database", ""),
-        schema=get("schema") or target.get("schema", ""),
-        pipe=get("pipe") or target.get("pipe", PIPE_NAME),
+        database=str(acct.database),
+        schema=acct.schema,
+        pipe=acct.pipe,
         properties=props,
-        profile_path=profile,
+        profile_path=acct.profile.path if acct.profile else None,
         window_s=get("window_seconds"),
         max_inflight_bytes=get("max_inflight_bytes"),
         sleep_quantum_s=get("sleep_quantum_ms") / 1000,
@@ -215,13 +187,10 @@ def load_config(
         ),
         encoder=get("encoder"),
         append_mode=get("append_mode"),
-        ssl_cert_file=target.get("ssl_cert_file"),
+        ssl_cert_file=acct.ssl_cert_file,
         channels=get("channels"),
     )
     _validate(cfg)
-    if not cfg.is_loopback:
-        for key in ROWSET_MODE_PROPERTIES:
-            cfg.properties.pop(key, None)
     return cfg
 
 
@@ -248,8 +217,6 @@ def _validate(cfg: WorkerConfig) -> None:
         ),
         (cfg.worker_id >= 0, f"--worker-id (WORKER_ID) must be >= 0, got {cfg.worker_id}"),
         (1 <= cfg.channels <= 64, f"--channels (CHANNELS) must be 1..64, got {cfg.channels}"),
-        (bool(cfg.database), "no database: give --database or SNOWFLAKE_DATABASE"),
-        (bool(cfg.schema), "no schema: give --schema or SNOWFLAKE_SCHEMA"),
         (cfg.retry_backoff_s > 0, "--retry-backoff-seconds must be > 0"),
         (cfg.ack_timeout_s > 0, f"--ack-timeout-seconds must be > 0, got {cfg.ack_timeout_s:g}"),
     ]

@@ -2,65 +2,32 @@
 
 The worker's parser, ``elastic-channels run``'s shared flags, their help and the
 resolution order (flag, then environment variable, then default) all come from this
-table, so a setting has one name, one unit and one default everywhere.
+table, so a setting has one name, one unit and one default everywhere. The account's
+rows are the account table's (``account/settings.py``), which the worker resolves
+with the profile through :func:`elastic_channels.account.account_settings`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..model import PIPE_NAME
+from ..account.settings import ACCOUNT_SETTINGS
 from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
+from ..setting import Setting, SettingError, add_flags, show_number
+
+__all__ = ["BY_NAME", "SETTINGS", "ConfigError", "add_settings", "flag_args", "resolve"]
 
 #: With no --ack-timeout-seconds, a batch is taken as lost this long after the SDK's
 #: retry backoff would have ended.
 ACK_TIMEOUT_MARGIN_S = 60.0
 
+#: A setting has a bad value; the message names the flag or variable.
+ConfigError = SettingError
 
-class ConfigError(ValueError):
-    """A setting has a bad value; the message names the flag or variable."""
-
-
-@dataclass(frozen=True)
-class Setting:
-    name: str  #: attribute name, and the flag's dest
-    flag: str
-    help: str
-    kind: Callable[[str], Any] = str
-    default: Any = None
-    env: str | None = None
-    group: str = "what to send"
-    choices: tuple[str, ...] | None = None
-    #: Shown instead of the default when it depends on other settings.
-    default_text: str | None = None
-
-    def help_text(self) -> str:
-        text = self.help
-        if self.env:
-            text += f" [{self.env}]"
-        if self.default_text:
-            text += f" (default: {self.default_text})"
-        elif self.default is not None:
-            text += f" (default: {show_number(self.default)})"
-        return text
-
-
-def show_number(value: Any) -> str:
-    """A default as a person writes it: ``92e6`` for 92000000.0, ``60`` for 60.0."""
-    if not isinstance(value, float) or not value.is_integer():
-        return str(value)
-    digits = str(int(value))
-    zeros = len(digits) - len(digits.rstrip("0"))
-    exp = zeros - zeros % 3  # engineering notation, as rates are written here
-    return f"{int(value) // 10**exp}e{exp}" if exp >= 6 else digits
-
-
-def _kind_name(kind: Callable[[str], Any]) -> str:
-    return {int: "an int", float: "a number", str: "a string"}.get(kind, "valid")  # type: ignore[call-overload]
-
+#: The account settings a worker takes (not the warehouse: it runs no SQL).
+WORKER_ACCOUNT_SETTINGS = tuple(s for s in ACCOUNT_SETTINGS if s.name != "warehouse")
 
 S = Setting
 SETTINGS: tuple[Setting, ...] = (
@@ -93,23 +60,7 @@ SETTINGS: tuple[Setting, ...] = (
       "how long to wait for outstanding acks", float, 60.0),
     S("connect_timeout_seconds", "--connect-timeout-seconds", "give up opening a client "
       "+ channel after this long", float, 120.0),
-    S("profile", "--profile", "SDK profile JSON of connection properties, or the info "
-      "file an emulator writes", env="SNOWFLAKE_PROFILE", group="where to send it"),
-    S("account", "--account", "Snowflake account identifier", env="SNOWFLAKE_ACCOUNT",
-      group="where to send it"),
-    S("user", "--user", "Snowflake user", env="SNOWFLAKE_USER", group="where to send it"),
-    S("role", "--role", "Snowflake role", env="SNOWFLAKE_ROLE", group="where to send it"),
-    S("private_key_file", "--private-key-file", "PKCS#8 PEM key file (or the PEM text "
-      "in SNOWFLAKE_PRIVATE_KEY)", env="SNOWFLAKE_PRIVATE_KEY_FILE",
-      group="where to send it"),
-    S("host", "--host", "account host, if not the default", env="SNOWFLAKE_HOST",
-      group="where to send it"),
-    S("port", "--port", "account port", int, env="SNOWFLAKE_PORT", group="where to send it"),
-    S("database", "--database", "target database", env="SNOWFLAKE_DATABASE",
-      group="where to send it"),
-    S("schema", "--schema", "target schema", env="SNOWFLAKE_SCHEMA", group="where to send it"),
-    S("pipe", "--pipe", "target pipe", env="SNOWFLAKE_PIPE", group="where to send it",
-      default_text=f"{PIPE_NAME}, or the emulator's"),
+    *WORKER_ACCOUNT_SETTINGS,
     S("retry_backoff_seconds", "--retry-backoff-seconds", "SDK "
       "data_retry_total_backoff_seconds: how long the SDK retries a failing request "
       "before the worker reopens the channel and resends", int, group="where to send it",
@@ -128,30 +79,13 @@ def add_settings(parser: argparse.ArgumentParser, names: Iterable[str] | None = 
 
     Each flag's parsed default is None, so ``resolve`` can tell a flag that was given
     from one that was not and fall back to the environment, then the default."""
-    groups: dict[str, Any] = {}
-    for s in SETTINGS if names is None else (BY_NAME[n] for n in names):
-        group = groups.get(s.group) or groups.setdefault(
-            s.group, parser.add_argument_group(s.group)
-        )
-        group.add_argument(
-            s.flag, dest=s.name, type=s.kind, choices=s.choices, default=None,
-            help=s.help_text(),
-        )  # fmt: skip
+    add_flags(parser, SETTINGS if names is None else (BY_NAME[n] for n in names))
 
 
 def resolve(name: str, given: Any, environ: Mapping[str, str]) -> Any:
     """A setting's value: the flag if given, else its environment variable (converted
-    and checked), else its default."""
-    s = BY_NAME[name]
-    if given is not None:
-        return given
-    raw = environ.get(s.env) if s.env else None
-    if raw in (None, ""):
-        return s.default
-    try:
-        return s.kind(raw)  # type: ignore[arg-type]
-    except ValueError:
-        raise ConfigError(f"{s.env} must be {_kind_name(s.kind)}, got {raw!r}") from None
+    and checked; empty is unset), else its default."""
+    return BY_NAME[name].value(given, environ)
 
 
 def flag_args(values: Mapping[str, Any]) -> list[str]:
@@ -159,6 +93,7 @@ def flag_args(values: Mapping[str, Any]) -> list[str]:
     parent process passes them on to its workers."""
     out: list[str] = []
     for name, value in values.items():
-        if value is not None:
-            out += [BY_NAME[name].flag, repr(value) if isinstance(value, float) else str(value)]
+        flag = BY_NAME[name].flag
+        if value is not None and flag is not None:
+            out += [flag, repr(value) if isinstance(value, float) else str(value)]
     return out
