@@ -29,6 +29,8 @@
 #                           [SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_ROLE,
 #                           SNOWFLAKE_DATABASE, SNOWFLAKE_SCHEMA; PUBLIC]
 #   --warehouse W           for the monitor's SQL [SNOWFLAKE_WAREHOUSE; the user's default]
+#   SNOWFLAKE_HOST, SNOWFLAKE_PORT   only to override the account URL the monitor derives
+#                           from the account (ACCOUNT.snowflakecomputing.com:443)
 #   --secret NAME           Secret holding the private key [K8S_SECRET; snowflake-key]
 #   --delete                remove this run's monitor (the Deployment and its ConfigMap)
 #   --dry-run               print the manifests kubectl would get; touch no cluster.
@@ -159,8 +161,8 @@ check_required
 size_for_workers
 
 NAMES=(RUN_ID MONITOR_NAME NAMESPACE IMAGE SECRET_NAME SECRET_KEY SNOWFLAKE_ACCOUNT
-    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_WAREHOUSE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
-    WORKERS_ARGS CPU_REQUEST CPU_LIMIT MEMORY_REQUEST MEMORY_LIMIT)
+    SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_WAREHOUSE_LINE
+    SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA WORKERS_ARGS CPU_REQUEST CPU_LIMIT MEMORY_REQUEST MEMORY_LIMIT)
 manifests() {
     render "$TEMPLATES/rbac.yaml" "${NAMES[@]}"
     echo "---"

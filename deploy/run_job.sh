@@ -19,6 +19,8 @@
 #   --schema S              [SNOWFLAKE_SCHEMA; PUBLIC]
 #   --pipe P                [SNOWFLAKE_PIPE; RESORT_SALES_PIPE]
 #   --role R                [SNOWFLAKE_ROLE; the user's default role when empty]
+#   SNOWFLAKE_HOST, SNOWFLAKE_PORT   only to override the account URL the workers derive
+#                           from the account (ACCOUNT.snowflakecomputing.com:443)
 #   --secret NAME           Secret holding the private key [K8S_SECRET; snowflake-key]
 #   --secret-key FILE       the key's file name in that Secret [rsa_key.p8]
 #   --sdk-properties FILE   JSON object of SDK client properties [deploy/sdk-properties.json]
@@ -195,8 +197,8 @@ add_arg() { WORKER_TUNING_ARGS+=$'\n'"            - \"$1\""$'\n'"            - \
 [ -z "$MAX_INFLIGHT_BYTES" ] || add_arg --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
 NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
     ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT
-    SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA SNOWFLAKE_PIPE
-    SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB)
+    SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
+    SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB)
 manifests() {
     render "$TEMPLATES/configmap.yaml" "${NAMES[@]}"
     echo "---"

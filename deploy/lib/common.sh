@@ -4,8 +4,9 @@
 #
 # Settings (every name is in .env.example at the repository root):
 #   the environment wins over .env, .env wins over a script's default; an empty value
-#   means "use the default". ENV_FILE names another file instead of ./.env (the
-#   repository root's); ENV_FILE=/dev/null reads none.
+#   means "use the default", in the file and in the environment alike. ENV_FILE names
+#   another file instead of ./.env (the repository root's); ENV_FILE=/dev/null reads
+#   none.
 
 DEPLOY_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPO_DIR=$(cd "$DEPLOY_DIR/.." && pwd)
@@ -57,7 +58,8 @@ load_env() {
             val=${val%%[[:space:]]#*}
             val=${val%"${val##*[![:space:]]}"}
         fi
-        [ -n "${!key+x}" ] && continue # the environment wins
+        [ -n "$val" ] || continue      # an empty value is unset: the default applies
+        [ -n "${!key:-}" ] && continue # the environment wins, unless it is empty too
         printf -v "$key" '%s' "$val"
         # shellcheck disable=SC2163  # export the variable whose name is in $key
         export "$key"
@@ -205,7 +207,8 @@ dns_name() {
 
 # The connection settings the pods get (a ConfigMap): required ones as placeholders
 # in a dry run, each value checked, since it lands in a quoted YAML scalar. Sets
-# SNOWFLAKE_ROLE_LINE, the ConfigMap's role line (a comment when no role is set).
+# SNOWFLAKE_ROLE_LINE, the ConfigMap's role line (a comment when no role is set), and
+# SNOWFLAKE_HOST_LINE, its host and port override lines (a comment when none is set).
 check_snowflake_settings() {
     local pair name val
     require SNOWFLAKE_ACCOUNT "--account or SNOWFLAKE_ACCOUNT, e.g. ORG-ACCOUNT"
@@ -228,6 +231,19 @@ check_snowflake_settings() {
         SNOWFLAKE_ROLE_LINE="  SNOWFLAKE_ROLE: \"$SNOWFLAKE_ROLE\""
     else
         SNOWFLAKE_ROLE_LINE="  # SNOWFLAKE_ROLE not set: the user's default role"
+    fi
+    # The pods derive the account URL's host from SNOWFLAKE_ACCOUNT (elastic_channels
+    # .account); SNOWFLAKE_HOST and SNOWFLAKE_PORT only override it.
+    SNOWFLAKE_HOST_LINE="  # SNOWFLAKE_HOST not set: derived from SNOWFLAKE_ACCOUNT"
+    if [ -n "${SNOWFLAKE_HOST:-}" ]; then
+        [[ $SNOWFLAKE_HOST =~ ^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$ ]] ||
+            die "SNOWFLAKE_HOST '$SNOWFLAKE_HOST' is not a host name"
+        SNOWFLAKE_HOST_LINE="  SNOWFLAKE_HOST: \"$SNOWFLAKE_HOST\""
+    fi
+    if [ -n "${SNOWFLAKE_PORT:-}" ]; then
+        [[ $SNOWFLAKE_PORT =~ ^[1-9][0-9]{0,4}$ ]] && [ "$SNOWFLAKE_PORT" -le 65535 ] ||
+            die "SNOWFLAKE_PORT '$SNOWFLAKE_PORT' is not a port number"
+        SNOWFLAKE_HOST_LINE+=$'\n'"  SNOWFLAKE_PORT: \"$SNOWFLAKE_PORT\""
     fi
 }
 
