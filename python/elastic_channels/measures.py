@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import resource
 import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: Megabyte, as every rate here is reported (MB/s of uncompressed NDJSON).
 MB = 1_000_000
@@ -56,3 +58,23 @@ def peak_rss_mib() -> float:
         pass
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 1024
+
+
+def run_throughput(summaries: Iterable[Mapping[str, Any]]) -> dict[str, float | None]:
+    """A run's throughput, the one definition every report uses: bytes and rows ACKED,
+    over the sending window (the first worker's first append to the last worker's end
+    of sending: ``send_start``/``send_end`` of the workers' summaries; the drain of the
+    last acks is not sending). ``seconds``, ``mb_per_s``, ``rows_per_s``; None when no
+    summary says when it sent."""
+    timed = [s for s in summaries if s and s.get("send_start") and s.get("send_end")]
+    if not timed:
+        return {"seconds": None, "mb_per_s": None, "rows_per_s": None}
+    seconds = max(float(s["send_end"]) for s in timed) - min(float(s["send_start"]) for s in timed)
+    seconds = max(seconds, 1e-9)
+    acked_bytes = sum(int(s.get("bytes_acked") or 0) for s in timed)
+    acked_rows = sum(int(s.get("rows_acked") or 0) for s in timed)
+    return {
+        "seconds": round(seconds, 3),
+        "mb_per_s": round(acked_bytes / seconds / MB, 3),
+        "rows_per_s": round(acked_rows / seconds, 1),
+    }

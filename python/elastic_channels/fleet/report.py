@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..measures import MB, cpu_s_per_gb
+from ..measures import MB, cpu_s_per_gb, run_throughput
 from ..monitor import histogram
 from ..worker.meter import ack_fields
 from . import text_table
@@ -104,7 +104,7 @@ def summary_table(summaries: list[dict[str, Any]], totals: dict[str, Any]) -> st
 
 def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [s for s in summaries if s]
-    secs = max((s["seconds"] for s in ok), default=0) or 1e-9
+    rate = run_throughput(ok)
     bytes_sent = sum(s["bytes_sent"] for s in ok)
     cpu = sum(s.get("cpu_s", 0) for s in ok)
     acks = histogram.merge(s["ack_hist_us"] for s in ok if s.get("ack_hist_us"))
@@ -114,9 +114,9 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         "rows_sent": sum(s["rows_sent"] for s in ok),
         "rows_acked": sum(s["rows_acked"] for s in ok),
         "bytes_sent": bytes_sent,
-        "seconds": secs,
-        "mb_per_s": round(bytes_sent / secs / MB, 2),
-        "rows_per_s": round(sum(s["rows_sent"] for s in ok) / secs),
+        "bytes_acked": sum(s.get("bytes_acked", 0) for s in ok),
+        # acked bytes over the sending window, as every figure of a run (measures.py)
+        **rate,
         # Percentiles of every ack of the run: the workers' histograms merged.
         "ack_p50_ms": histogram.percentile_ms(acks, 50),
         "ack_p99_ms": histogram.percentile_ms(acks, 99),
@@ -141,8 +141,10 @@ WINDOW_COLUMNS = [
 ]
 
 
-def windows_table(windows: list[dict[str, Any]]) -> str:
-    """The fleet windows (as the metrics table holds them), one line each, and the run."""
+def windows_table(windows: list[dict[str, Any]], run: dict[str, Any] | None = None) -> str:
+    """The fleet windows (as the metrics table holds them), one line each, and the run:
+    its rates from ``run`` (``fleet_totals``: acked bytes over the sending window, the
+    one definition), not from the windows' span, which starts before the first send."""
     import datetime as dt
 
     rows = [
@@ -150,20 +152,12 @@ def windows_table(windows: list[dict[str, Any]]) -> str:
          .strftime("%H:%M:%S")}
         for w in windows
     ]  # fmt: skip
-    sent = [w for w in windows if w.get("workers")]
-    seconds = (
-        max(float(w["end"]) for w in sent) - min(float(w["window_start"]) for w in sent)
-        if sent
-        else 0
-    )
     total_rows = sum(int(w.get("rows") or 0) for w in windows)
     total = {
         "clock": "run",
         "workers": max((int(w.get("workers") or 0) for w in windows), default=0),
         "rows": total_rows,
-        "mb_per_s": sum(int(w.get("bytes") or 0) for w in windows) / seconds / MB
-        if seconds
-        else None,
-        "rows_per_s": total_rows / seconds if seconds else None,
+        "mb_per_s": (run or {}).get("mb_per_s"),
+        "rows_per_s": (run or {}).get("rows_per_s"),
     }
     return text_table.render(WINDOW_COLUMNS, rows, total)

@@ -245,8 +245,12 @@ class Meter:
             "bytes_acked": t.acked_bytes,
             "seconds": round(seconds, 3),
             "drain_seconds": round(now - end, 3),
-            "mb_per_s": round(t.bytes / seconds / MB, 3),
-            "rows_per_s": round(t.rows / seconds, 1),
+            # The sending window (first append to the end of sending), epoch seconds: a
+            # run's throughput is acked bytes over the union of its workers' windows.
+            "send_start": round(t.start + self._to_wall, 3),
+            "send_end": round(end + self._to_wall, 3),
+            "mb_per_s": round(t.acked_bytes / seconds / MB, 3),
+            "rows_per_s": round(t.acked_rows / seconds, 1),
             **t.latency_ms(),
             "ack_hist_us": histogram.encode(t.ack_hist),
             **t.behind_ms(),
