@@ -32,16 +32,8 @@ REGISTRATION_POINTS = {
     "land:before-commit": None,
     "land:after-commit": None,
 }
-#: Fragments spooled before a restart are taken (file_mode.py: ``taken_ids``) from the
-#: lander's queue and the landed table, read after the lander has started: a recovered
-#: batch the lander holds in flight is in neither, so its retry is taken as new. Whether a
-#: restart hits that window is timing (here: always); the forced test below always does.
-RESTART_RACE = (
-    "emulator bug: a fragment spooled before a restart and in flight in the lander when "
-    "file_mode.start_file_mode reads Lander.queued_request_ids() (in-flight batches are "
-    "not queued, not yet landed) is not known as taken: its retry lands it again, or is "
-    "refused 400 ERR_FILE_NOT_FOUND once its staged file is gone"
-)
+#: The points after which the spool holds the fragment at the restart: its retry must be
+#: known as taken (file mode reads the spool before the lander starts taking from it).
 RACY = {"spool:after-meta", "land:before-commit"}
 
 
@@ -80,15 +72,7 @@ def _crash_while_registering(data: Path, point: str, run_id: str) -> dict:
     return frag
 
 
-@pytest.mark.parametrize(
-    "point",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason=RESTART_RACE, strict=False))
-        if p in RACY
-        else p
-        for p in REGISTRATION_POINTS
-    ],
-)
+@pytest.mark.parametrize("point", list(REGISTRATION_POINTS))
 def test_killed_while_registering_then_the_retry_lands_it_once(tmp_path, point):
     data = tmp_path / "emu"
     run_id = "file-crash-" + point.replace(":", "-")
@@ -104,7 +88,6 @@ def test_killed_while_registering_then_the_retry_lands_it_once(tmp_path, point):
         assert again.stop() == 0, again.stderr()
 
 
-@pytest.mark.xfail(reason=RESTART_RACE, strict=True)
 @pytest.mark.parametrize("point", sorted(RACY))
 def test_a_retry_while_the_restart_lands_the_spool_lands_once(tmp_path, monkeypatch, point):
     """The restart's window forced: the lander takes its recovered batch before file mode

@@ -167,8 +167,13 @@ def expected_raw_bytes(run_id: str, worker_id: int, got: Landed) -> tuple[int, i
 
 
 def emulator_counters(emu: Any) -> dict[str, int]:
+    """The emulator's counters; ``bytes_raw`` is every uncompressed byte the SDK sent,
+    inline (rows requests) and in files (file mode's fragments, each appended chunk
+    followed by one newline there too), ``file_fragments`` how many went by file."""
     s = emu.stats_snapshot()
-    return {k: s[k] for k in ("bytes_raw", "appends_acked", "rows_landed", "rows_received")}
+    out = {k: s[k] for k in ("appends_acked", "rows_landed", "rows_received", "file_fragments")}
+    out["bytes_raw"] = s["bytes_raw"] + s["file_bytes_raw"]
+    return out
 
 
 def counters_since(emu: Any, before: Mapping[str, int]) -> dict[str, int]:

@@ -213,7 +213,6 @@ class Emulator:
             **({} if cfg.table_format == "iceberg" else {"fsync": cfg.fsync}),
         )  # fmt: skip
         self.lander = Lander(spool, self.store, self.stats, fsync=cfg.fsync)
-        self.lander.start()
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(tls.chain, tls.key)
@@ -233,6 +232,9 @@ class Emulator:
             faults=self.faults, stats=self.stats, lander=self.lander, store=self.store,
             sink=self.drop_sink,
         )  # fmt: skip
+        # Only now: file mode has read which fragments the spool holds, before any of them
+        # could be taken off the queue to land (a retry of one is then known, not new).
+        self.lander.start()
         self.api = SnowpipeApi(
             target, self.tokens, self.lander, self.stats, overrides, self.drop_sink,
             cfg.answer_delay_s, keys=self.file_mode.keys, stage=self.file_mode.info,

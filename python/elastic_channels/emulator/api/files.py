@@ -88,7 +88,7 @@ class FileRegistrations:
                     self._taken.add(frag.id)
         finally:
             self._release(ids)
-        for frag in fresh:
+        for frag in fragments:  # a retried one's file too, left by a restart in between
             if _whole_file(frag):  # its rows are in the spool now
                 self._stage.remove(frag.file_path)
         return sum(f.rows for f in fresh)
