@@ -270,11 +270,18 @@ def test_unreachable_server_gives_up_after_the_connect_timeout(emu, tmp_path):
     assert (s["rows_sent"], s["unacked_rows"]) == (0, 0)
 
 
+def refuse_every_append(emu) -> None:
+    """503 for every append, however the SDK sends it: inline rows, or a file registered
+    (file mode, for flushes over ~1 MiB)."""
+    for endpoint in ("rows", "filebuffer"):
+        emu.faults.add(endpoint, "status", status=503, count=None)
+
+
 def test_a_server_that_never_acks_cannot_hang_the_worker(emu, profile, tmp_path):
     """Every append answered 503: the SDK gives up after --retry-backoff-seconds, the
     worker reopens and resends until --drain-timeout-seconds, then reports the unacked
     rows and exits 1."""
-    emu.faults.add("rows", "status", status=503, count=None)
+    refuse_every_append(emu)
     args = worker_args(profile, "stuck", target_bps=2e6, duration_s=2, retry_backoff_s=2)
     args += ["--drain-timeout-seconds", "5"]
     started = time.monotonic()
@@ -287,7 +294,7 @@ def test_a_server_that_never_acks_cannot_hang_the_worker(emu, profile, tmp_path)
 
 
 def test_windows_keep_coming_while_acks_stall(emu, profile, tmp_path):
-    emu.faults.add("rows", "status", status=503, count=None)
+    refuse_every_append(emu)
     args = worker_args(profile, "stall", target_bps=2e6, duration_s=1, retry_backoff_s=30)
     args += ["--drain-timeout-seconds", "3"]
     result = run_worker(args, tmp_path, timeout_s=60)
