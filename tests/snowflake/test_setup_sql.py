@@ -3,6 +3,8 @@
 Three things describe RESORT_SALES: ``resort_sales.COLUMNS`` (the source), the
 Snowflake DDL from ``elastic-channels setup`` and the emulator's DuckDB table.
 These tests parse the DDL back and compare all three, so none can drift. No network.
+``--via connector`` runs the statements through snowflake-connector-python (faked here);
+the SQL API, the default, is test_setup_sql_api.py's.
 """
 
 from __future__ import annotations
@@ -177,10 +179,10 @@ def test_cli_errors_name_what_is_missing() -> None:
     assert "no private key" in proc.stderr
 
 
-def test_execute_runs_each_statement_on_one_connection(
+def test_via_connector_runs_each_statement_on_one_connection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With credentials, main() connects once and executes the statements in order."""
+    """With --via connector, main() connects once and executes the statements in order."""
     calls: list[tuple[str, object]] = []
 
     class Cursor:
@@ -207,7 +209,7 @@ def test_execute_runs_each_statement_on_one_connection(
     monkeypatch.setitem(sys.modules, "snowflake.connector", connector)
     key = pem_key(tmp_path)
     argv = ["--database", "DEMO", "--account", "ORG-ACCT", "--user", "INGEST", "--role", "R"]
-    rc = setup_cli.main([*argv, "--private-key-file", str(key)])
+    rc = setup_cli.main([*argv, "--private-key-file", str(key), "--via", "connector"])
     assert rc == 0
     kind, params = calls[0]
     assert kind == "connect"
@@ -220,17 +222,17 @@ def test_execute_runs_each_statement_on_one_connection(
     assert calls[-1] == ("close", None)
 
 
-def test_execute_without_connector_says_which_extra(
+def test_via_connector_without_it_says_which_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "snowflake.connector", None)  # import fails
     key = pem_key(tmp_path)
-    rc = setup_cli.main(
-        ["--database", "DEMO", "--account", "A", "--user", "U", "--private-key-file", str(key)]
-    )
+    argv = ["--database", "DEMO", "--account", "A", "--user", "U", "--private-key-file"]
+    rc = setup_cli.main([*argv, str(key), "--via", "connector"])
     assert rc == 2
     err = capsys.readouterr().err
-    assert "snowflake-connector-python" in err and "pip install '.[setup]'" in err
+    assert "--via connector needs snowflake-connector-python" in err
+    assert "pip install '.[setup]'" in err
 
 
 def test_setup_sql_runs_on_the_emulator_and_the_monitor_writes_that_table() -> None:

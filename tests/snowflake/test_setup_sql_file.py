@@ -1,7 +1,8 @@
 """``elastic-channels setup --sql-file FILE``: a file's statements, split, printed or run.
 
 deploy/allowlist.sh runs its network-rule SQL this way; the last tests take the exact
-command its dry run prints and run it through the CLI's own parser. No network.
+command its dry run prints and run it through the CLI's own parser. No network: the SQL
+API's HTTPS (``fake_sql_api``, conftest.py) and the connector are stand-ins.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 from key_files import pem_key
 
 from elastic_channels import cli as top_cli
 from elastic_channels.snowflake import cli as setup_cli
-from elastic_channels.snowflake.connection import split_statements
 from elastic_channels.snowflake.ddl import SetupError
+from elastic_channels.snowflake.sql_file import split_statements
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -136,21 +138,31 @@ def _credentials(tmp_path: Path) -> list[str]:
     return ["--account", "ORG-ACCT", "--user", "ADMIN", "--private-key-file", str(key)]
 
 
+@pytest.mark.parametrize("via", ["sql-api", "connector"])
 def test_a_failed_statement_is_named_by_file_number_and_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fake_sql_api: Any,
+    via: str,
 ) -> None:
     fake = _FakeConnector(fail_on="MISSING_ROLE")
     monkeypatch.setitem(sys.modules, "snowflake.connector", fake.module)
+    fake_sql_api.fail_on = "MISSING_ROLE"
     sql = tmp_path / "grants.sql"
     sql.write_text(
         "GRANT USAGE ON DATABASE D TO ROLE R;\n\n"
         "-- next\nGRANT ROLE MISSING_ROLE\n TO USER U;\nSELECT 1;\n"
     )
-    rc, out, err = _setup(["--sql-file", str(sql), *_credentials(tmp_path)], capsys)
+    argv = ["--sql-file", str(sql), *_credentials(tmp_path), "--via", via]
+    rc, out, err = _setup(argv, capsys)
     assert rc == 2
-    assert fake.executed == ["GRANT USAGE ON DATABASE D TO ROLE R"]  # stopped at the failure
+    ran = fake.executed if via == "connector" else fake_sql_api.statements
+    assert ran[0] == "GRANT USAGE ON DATABASE D TO ROLE R"
+    assert "SELECT 1" not in ran  # stopped at the failure
     assert out == "ok: GRANT USAGE ON DATABASE D TO ROLE R\n"
-    assert f"{sql} statement 2 of 3 (line 4): GRANT ROLE MISSING_ROLE: 002003" in err
+    server = "002003" if via == "connector" else "HTTP 422 (code 002003): SQL compilation error"
+    assert f"{sql} statement 2 of 3 (line 4): GRANT ROLE MISSING_ROLE: {server}" in err
 
 
 def _allowlist_dry_run(tmp_path: Path, *script_args: str) -> tuple[str, str, str]:
@@ -214,20 +226,19 @@ def test_the_command_allowlist_sh_runs_is_accepted_and_prints_its_sql(
     assert out == "".join(f"{s};\n\n" for s in expected).rstrip("\n") + "\n"
 
 
-def test_the_allowlist_sql_runs_statement_by_statement_on_one_connection(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_the_allowlist_sql_runs_statement_by_statement_through_the_sql_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_sql_api: Any
 ) -> None:
     target, sql, setup_line = _allowlist_dry_run(tmp_path, "--ip", "203.0.113.7")
     local = tmp_path / "allowlist.sql"
     local.write_text(sql + "\n")
-    fake = _FakeConnector()
-    monkeypatch.setitem(sys.modules, "snowflake.connector", fake.module)
     argv = [a if a != target else str(local) for a in shlex.split(setup_line)[2:]]
     rc, out, err = _setup([*argv, *_credentials(tmp_path), "--role", "SECURITYADMIN"], capsys)
     assert (rc, err) == (0, "")
-    assert len(fake.connects) == 1 and fake.connects[0]["role"] == "SECURITYADMIN"
-    assert fake.executed == [s.rstrip(";") for s in _expected_statements(sql)]
-    assert out.count("ok: ") == len(fake.executed)
+    assert fake_sql_api.statements == [s.rstrip(";") for s in _expected_statements(sql)]
+    assert len(fake_sql_api.requests) == len(fake_sql_api.statements)  # one each
+    assert {body["role"] for _, _, body in fake_sql_api.requests} == {"SECURITYADMIN"}
+    assert out.count("ok: ") == len(fake_sql_api.statements)
 
 
 def test_python_m_setup_takes_the_same_flag(tmp_path: Path) -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 
 from ..account import AccountSettings, account_settings
 from ..account.settings import BY_NAME as ACCOUNT_SETTINGS
 from ..setting import SettingError, add_flags
-from .connection import execute, read_sql_file
+from .connector import connector_session
 from .ddl import METRICS_TABLE, PIPE, TABLE, TABLE_FORMATS, SetupError, render, statements
+from .execute import RunOne, execute
+from .sql_api import DEFAULT_TIMEOUT_S, sql_api_session
+from .sql_file import read_sql_file
 
 DESCRIPTION = (
     f"Create {TABLE} (typed, one column per field of the model), {PIPE} "
@@ -20,10 +24,12 @@ DESCRIPTION = (
 EPILOG = (
     "Without --print, credentials are required: --account, --user and a key "
     "(--private-key-file, SNOWFLAKE_PRIVATE_KEY, or --profile; an encrypted key's "
-    "passphrase in SNOWFLAKE_PRIVATE_KEY_PWD); the account URL is "
-    "derived from the account (SNOWFLAKE_HOST and SNOWFLAKE_PORT only override it). "
-    "Executing needs "
-    "snowflake-connector-python (pip install '.[setup]' in a checkout). With --sql-file "
+    "passphrase in SNOWFLAKE_PRIVATE_KEY_PWD). The statements go one by one through "
+    "Snowflake's SQL API (POST /api/v2/statements, a key-pair JWT; no driver) at the "
+    "account URL derived from the account (SNOWFLAKE_HOST and SNOWFLAKE_PORT only "
+    "override it); --profile an emulator's info file runs them on that emulator. "
+    "--via connector runs them through snowflake-connector-python instead "
+    "(pip install '.[setup]' in a checkout). With --sql-file "
     "it runs that file's statements instead (deploy/allowlist.sh does), on the same "
     "connection settings."
 )
@@ -33,6 +39,8 @@ _DDL_ONLY = ("external_volume", "base_location", "no_create_database")
 #: SNOWFLAKE_HOST, come from the environment or .env).
 _TARGET_FLAGS = ("database", "schema", "pipe")
 _ACCOUNT_FLAGS = ("account", "user", "role", "warehouse", "private_key_file", "profile")
+#: The ways setup reaches the account.
+VIAS = ("sql-api", "connector")
 
 
 def build_parser(prog: str = "elastic-channels setup") -> argparse.ArgumentParser:
@@ -79,6 +87,22 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="do not CREATE DATABASE/SCHEMA IF NOT EXISTS (they must exist already)",
     )
     add_flags(p, (ACCOUNT_SETTINGS[n] for n in _ACCOUNT_FLAGS), "the account")
+    p.add_argument(
+        "--via",
+        choices=VIAS,
+        default="sql-api",
+        help="sql-api: Snowflake's SQL API, one statement per request (default; no driver); "
+        "connector: snowflake-connector-python, which also runs what the SQL API refuses "
+        "(USE, ALTER SESSION, BEGIN/COMMIT, PUT/GET)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help="how long one statement may run through the SQL API (a statement still "
+        f"running is polled until then) [{DEFAULT_TIMEOUT_S}]",
+    )
     p.set_defaults(func=cmd_setup)
 
 
@@ -101,11 +125,28 @@ def cmd_setup(args: argparse.Namespace) -> int:
                 "no credentials: give --account/--user/--private-key-file (or the "
                 "SNOWFLAKE_* variables, or --profile) to execute, or --print to see the SQL"
             )
-        execute(stmts, acct.connector_params(), labels=labels)
+        with _session(args, acct) as run_one:
+            execute(stmts, run_one, labels=labels)
     except (SetupError, SettingError) as e:
         print(f"setup: error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def _session(args: argparse.Namespace, acct: AccountSettings) -> AbstractContextManager[RunOne]:
+    if args.via == "connector":
+        return connector_session(acct)
+    return sql_api_session(acct, args.timeout)
+
+
+def _seconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 second, got {value}")
+    return value
 
 
 def _setup_statements(args: argparse.Namespace, acct: AccountSettings) -> list[str]:

@@ -17,8 +17,8 @@ harmless and never drops data. With ``--table-format iceberg`` ``RESORT_SALES`` 
 Snowflake-managed Apache Iceberg table instead (``iceberg.py`` says which column types and
 why), on ``--external-volume`` under ``--base-location``; the pipe and the metrics table
 are the same. ``--print`` writes the SQL to stdout and connects to nothing. With
-credentials it runs the statements through ``snowflake-connector-python`` (the
-``setup`` extra: ``pip install '.[setup]'`` in a checkout).
+credentials it runs the statements one by one through Snowflake's SQL API (``sql_api.py``;
+``--via connector``: snowflake-connector-python, ``connector.py``).
 """
 
 from __future__ import annotations

@@ -1,56 +1,13 @@
-"""Running SQL on an account: one connector session (its arguments are the account
-settings', :meth:`..account.AccountSettings.connector_params`), and the statements of a
-SQL file (``elastic-channels setup --sql-file``)."""
+"""The statements of a SQL script (``elastic-channels setup --sql-file``): split at ``;``
+outside quotes and comments, each with the line it starts on."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from .ddl import SetupError
 
-
-def execute(
-    stmts: Sequence[str],
-    params: dict[str, Any],
-    out: Any = None,
-    labels: Sequence[str] | None = None,
-) -> None:
-    """Run ``stmts`` in order on one connection from snowflake-connector-python.
-
-    ``labels[i]``, when given, says where statement ``i`` came from in an error (for
-    example ``file.sql statement 2 of 3, line 5``). Progress goes to ``out`` (stdout)."""
-    out = sys.stdout if out is None else out
-    try:
-        connector = importlib.import_module("snowflake.connector")
-    except ImportError as e:
-        raise SetupError(
-            "executing the setup needs snowflake-connector-python: "
-            "pip install '.[setup]' in a checkout (or use --print and run the SQL yourself)"
-        ) from e
-    errors = getattr(connector, "Error", Exception)
-    try:
-        conn = connector.connect(**params)
-    except errors as e:
-        raise SetupError(f"cannot connect to account {params.get('account')!r}: {e}") from e
-    try:
-        cur = conn.cursor()
-        try:
-            for i, stmt in enumerate(stmts):
-                first_line = stmt.splitlines()[0]
-                try:
-                    cur.execute(stmt)
-                except errors as e:
-                    where = f"{labels[i]}: " if labels else ""
-                    raise SetupError(f"{where}{first_line}: {e}") from e
-                print(f"ok: {first_line}", file=out)
-        finally:
-            cur.close()
-    finally:
-        conn.close()
+__all__ = ["read_sql_file", "split_statements"]
 
 
 def split_statements(text: str) -> list[tuple[int, str]]:
