@@ -32,8 +32,9 @@ class _Cursor:
     def __init__(self, conn: _Conn) -> None:
         self.conn = conn
 
-    def execute(self, sql: str) -> None:
+    def execute(self, sql: str, params: Any = None) -> None:
         self.conn.sql.append(sql)
+        self.conn.bound.append(params)
         if "MISSING" in sql:
             raise RuntimeError("002003 (42S02): Object 'MISSING' does not exist or not authorized.")
         if "BROKEN" in sql:
@@ -48,7 +49,7 @@ class _Cursor:
 
 class _Conn:
     def __init__(self, params: dict[str, Any]) -> None:
-        self.params, self.sql = params, []
+        self.params, self.sql, self.bound = params, [], []
 
     def cursor(self, kind: Any = None) -> _Cursor:
         assert kind is _DictCursor
@@ -87,6 +88,7 @@ def test_profile_settings_and_rows(connector: list[_Conn], tmp_path: Path) -> No
     assert conn.params["database"] == "DEMO" and conn.params["schema"] == "RUNS"
     assert conn.params["warehouse"] == "WH" and isinstance(conn.params["private_key"], bytes)
     assert conn.sql == ["SELECT 1", "SELECT 2"]
+    assert conn.params["paramstyle"] == "qmark"  # values bound by the server
     with pytest.raises(NoData, match="does not exist"):
         src.rows("SELECT * FROM MISSING")
     with pytest.raises(QueryError, match="syntax error"):
@@ -121,3 +123,25 @@ def test_database_and_schema_flags_before_env_before_profile(
     src.rows("SELECT 1")
     (conn,) = connector
     assert (conn.params["database"], conn.params["schema"]) == ("DEMO", "RUNS")
+
+
+def test_values_are_bound_never_written_into_the_sql(
+    connector: list[_Conn], tmp_path: Path
+) -> None:
+    """A run id reaches the account as a binding (``paramstyle="qmark"``): the SQL text
+    holds a ``?``, whatever the id (Snowflake reads ``\\'`` as a quote inside a literal)."""
+    from elastic_channels.dashboard import metrics_sql as m
+    from elastic_channels.dashboard import sales_sql as q
+
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({
+        "account": "ACME-X1", "user": "BENCH", "private_key": _key_pem(), "database": "DEMO",
+    }))  # fmt: skip
+    src = AccountSource(str(profile))
+    evil = "a\\' OR 1=1 --"
+    src.rows(q.latest_sales(src.dialect, evil, "2026-12-02T10:00:00+00:00"))
+    src.rows(m.landed(evil, q.TABLE))
+    (conn,) = connector
+    assert conn.params["paramstyle"] == "qmark"
+    assert all(evil not in sql and "?" in sql for sql in conn.sql)
+    assert conn.bound == [[evil, "2026-12-02T10:00:00+00:00"], [evil]]

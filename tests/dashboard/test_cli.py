@@ -24,9 +24,15 @@ def test_defaults_and_command(tmp_path: Path) -> None:
     assert args.func is cli.run
     cmd, env = cli.build_command(parse("--port", "9000", "--data-dir", str(tmp_path)))
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
-    assert Path(cmd[4]).name == "app.py" and Path(cmd[4]).is_file()
+    # the app behind the loopback check (an st.App that streamlit run serves)
+    assert Path(cmd[4]).name == "asgi.py" and Path(cmd[4]).is_file()
+    assert "app = st.App(" in Path(cmd[4]).read_text()
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--server.port") + 1] == "9000"
+    # no Deploy button, no developer menu (Streamlit >= 1.50: client.toolbarMode)
+    assert cmd[cmd.index("--client.toolbarMode") + 1] == "viewer"
+    assert cmd[cmd.index("--server.enableCORS") + 1] == "true"
+    assert cmd[cmd.index("--server.enableXsrfProtection") + 1] == "true"
     assert Settings.from_env(env) == Settings(data_dir=tmp_path.resolve(), refresh_s=5.0)
 
 

@@ -10,6 +10,8 @@ import pytest
 from dashboard_support import metric, render, run_into
 from emulator_support import sdk_available
 
+from elastic_channels.dashboard.sales_page import money
+
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 pytest.importorskip("pyiceberg")
 
@@ -38,7 +40,7 @@ def test_both_pages_show_an_iceberg_runs_rows(
     assert not sales.error, [e.value for e in sales.error]
     assert metric(sales, "Sales") == f"{rows.num_rows:,}"
     revenue = float(pc.sum(rows["AMOUNT"]).as_py())
-    assert metric(sales, "Revenue") == f"${revenue / 1e6:,.2f} M"
+    assert metric(sales, "Revenue (synthetic)") == money(revenue)
     assert metric(sales, "Resorts selling") == str(pc.count_distinct(rows["RESORT"]).as_py())
 
     run = render(monkeypatch, "run.py", data_dir)

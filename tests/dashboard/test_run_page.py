@@ -69,14 +69,24 @@ def test_workers_totals_and_failed_worker(
     states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
     assert states == {0: "running", 1: "running", 2: "failed"}
     assert list(workers["MB/s"]) == sorted(workers["MB/s"])  # slowest first
+    # each worker's rate over its run so far: acknowledged bytes over its sending window
+    # (first send to its latest window's end), not its latest window's MB_PER_SEC
     want = dict(
         sql(
             with_metrics.data_dir,
-            "SELECT WORKER_ID, MB_PER_SEC FROM ELASTIC_K8S_METRICS WHERE NOT IS_FLEET "
-            "QUALIFY row_number() OVER (PARTITION BY WORKER_ID ORDER BY WINDOW_END DESC) = 1",
+            "SELECT WORKER_ID, sum(CAST(RAW->>'acked_bytes' AS DOUBLE)) / "
+            "(epoch(max(WINDOW_END)) - min(CAST(RAW->>'start' AS DOUBLE))) / 1e6 "
+            "FROM ELASTIC_K8S_METRICS WHERE NOT IS_FLEET GROUP BY WORKER_ID",
         )
     )
-    assert dict(zip(workers["WORKER_ID"], workers["MB/s"], strict=True)) == pytest.approx(want)
+    shown = dict(zip(workers["WORKER_ID"], workers["MB/s"], strict=True))
+    assert shown == pytest.approx(want) == {0: 3.0, 1: 5.0, 2: 5.5}
+    ((last_window_rate,),) = sql(
+        with_metrics.data_dir,
+        "SELECT MB_PER_SEC FROM ELASTIC_K8S_METRICS WHERE NOT IS_FLEET AND WORKER_ID = 0 "
+        "ORDER BY WINDOW_END DESC LIMIT 1",
+    )
+    assert last_window_rate != pytest.approx(shown[0])  # the fixture's windows drift
 
     (rows, resends) = sql(
         with_metrics.data_dir,

@@ -11,11 +11,14 @@ from dashboard_support import APP_DIR, LandedRun, sql
 from streamlit.testing.v1 import AppTest
 
 from elastic_channels.dashboard.common import LATEST
-from elastic_channels.dashboard.sales_page import ALL_RUNS, money
+from elastic_channels.dashboard.labels import CUSTOMER_TYPE, PAYMENT_METHOD, PRICE_TIER
+from elastic_channels.dashboard.labels import REGION as REGION_NAME
+from elastic_channels.dashboard.sales_page import ALL_RUNS, SYNTHETIC, money
 from elastic_channels.model import RESORTS
 
 PAGE = str(APP_DIR / "pages" / "sales.py")
-REGION = {r.name: r.region for r in RESORTS}
+REGION = {r.name: REGION_NAME[r.region] for r in RESORTS}
+TIER = {r.name: PRICE_TIER[r.tier] for r in RESORTS}
 
 
 def render(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> AppTest:
@@ -51,14 +54,16 @@ def test_headline_figures_match_sql(monkeypatch: pytest.MonkeyPatch, landed: Lan
     assert at.selectbox(key="sales_run").value == LATEST
     assert at.selectbox(key="sales_run").format_func(LATEST) == f"latest: {run}"
     assert metric(at, "Sales") == f"{sales:,}"
-    assert metric(at, "Revenue") == f"${float(revenue) / 1e6:,.2f} M"
+    assert metric(at, "Revenue (synthetic)") == money(float(revenue))
     assert metric(at, "Resorts selling") == str(resorts)
+    assert [i.value for i in at.info] == [SYNTHETIC]  # said first, in words
+    assert "synthetic data" in SYNTHETIC.lower()
     (p50, p99) = sql(
         landed.data_dir,
         "SELECT approx_quantile(d, 0.5), approx_quantile(d, 0.99) FROM (SELECT "
         "date_diff('millisecond', SALE_TIME, _COMMIT_TIME) AS d, _COMMIT_TIME AS c FROM "
         f"RESORT_SALES WHERE RUN_ID = '{run}') WHERE c >= (SELECT max(_COMMIT_TIME) "
-        f"FROM RESORT_SALES WHERE RUN_ID = '{run}') - INTERVAL 60 SECOND",
+        f"FROM RESORT_SALES WHERE RUN_ID = '{run}') - INTERVAL 10 SECOND",
     )[0]
     assert metric(at, "Ingest-to-visible p50") == f"{p50:,.0f} ms"
     assert metric(at, "Ingest-to-visible p99") == f"{p99:,.0f} ms"
@@ -73,9 +78,10 @@ def test_resort_and_region_tables_match_sql(
         "SELECT RESORT, sum(AMOUNT) AS r, count(*) FROM RESORT_SALES "
         f"WHERE RUN_ID = '{landed.run_id}' GROUP BY RESORT ORDER BY r DESC, RESORT LIMIT 10",
     )
-    top = frame(at, "NAME", "REGION", "REVENUE", "SALES")
-    assert list(top["NAME"]) == [r for r, _, _ in want]
-    assert list(top["REGION"]) == [REGION[r] for r, _, _ in want]
+    top = frame(at, "RESORT", "REGION", "TIER", "REVENUE", "SALES")
+    assert list(top["RESORT"]) == [r for r, _, _ in want]
+    assert list(top["REGION"]) == [REGION[r] for r, _, _ in want]  # "Colorado", not "CO"
+    assert list(top["TIER"]) == [TIER[r] for r, _, _ in want]
     assert list(top["REVENUE"]) == pytest.approx([float(v) for _, v, _ in want])
     assert list(top["SALES"]) == [n for _, _, n in want]
 
@@ -87,8 +93,8 @@ def test_resort_and_region_tables_match_sql(
     by_region: dict[str, float] = {}
     for resort, revenue in per_resort:
         by_region[REGION[resort]] = by_region.get(REGION[resort], 0.0) + float(revenue)
-    regions = frame(at, "NAME", "REVENUE", "SALES", "REVENUE_PCT")
-    assert dict(zip(regions["NAME"], regions["REVENUE"], strict=True)) == pytest.approx(by_region)
+    regions = frame(at, "REGION", "REVENUE", "SALES", "REVENUE_PCT")
+    assert dict(zip(regions["REGION"], regions["REVENUE"], strict=True)) == pytest.approx(by_region)
     assert list(regions["REVENUE"]) == sorted(regions["REVENUE"], reverse=True)
 
 
@@ -97,7 +103,7 @@ def test_mix_passholders_and_latest_match_sql(
 ) -> None:
     at = render(monkeypatch, landed.data_dir)
     run = landed.run_id
-    ph = frame(at, "NAME", "REGION", "SALES", "PASSHOLDER_PCT")
+    ph = frame(at, "RESORT", "REGION", "SALES", "PASSHOLDER_PCT")
     want = dict(
         sql(
             landed.data_dir,
@@ -105,27 +111,34 @@ def test_mix_passholders_and_latest_match_sql(
             f"/ count(*) FROM RESORT_SALES WHERE RUN_ID = '{run}' GROUP BY RESORT",
         )
     )
-    assert dict(zip(ph["NAME"], ph["PASSHOLDER_PCT"], strict=True)) == pytest.approx(want)
+    assert dict(zip(ph["RESORT"], ph["PASSHOLDER_PCT"], strict=True)) == pytest.approx(want)
     assert list(ph["PASSHOLDER_PCT"]) == sorted(ph["PASSHOLDER_PCT"], reverse=True)
 
-    mix = frame(at, "KIND", "NAME", "SALES")
-    for kind in ("CUSTOMER_TYPE", "PAYMENT_METHOD"):
-        counts = dict(
-            sql(
-                landed.data_dir,
-                f"SELECT {kind}, count(*) FROM RESORT_SALES WHERE RUN_ID = '{run}' GROUP BY 1",
-            )
+    for kind, names in (("CUSTOMER_TYPE", CUSTOMER_TYPE), ("PAYMENT_METHOD", PAYMENT_METHOD)):
+        counts = sql(
+            landed.data_dir,
+            f"SELECT {kind}, count(*) FROM RESORT_SALES WHERE RUN_ID = '{run}' GROUP BY 1",
         )
-        shown = mix[mix["KIND"] == kind]
-        assert dict(zip(shown["NAME"], shown["SALES"], strict=True)) == counts
+        shown = next(
+            d.value for d in at.dataframe
+            if "CODE" in d.value.columns and set(d.value["CODE"]) == {c for c, _ in counts}
+        )  # fmt: skip
+        assert dict(zip(shown["CODE"], shown["SALES"], strict=True)) == dict(counts)
+        # readable names, not the codes the table holds
+        assert list(shown["NAME"]) == [names[c] for c in shown["CODE"]]
 
-    latest = frame(at, "TXID", "RESORT")
+    latest = frame(at, "SALE_TIME", "RESORT")
     want_latest = sql(
         landed.data_dir,
-        "SELECT TXID, date_diff('millisecond', SALE_TIME, _COMMIT_TIME) FROM RESORT_SALES "
-        f"WHERE RUN_ID = '{run}' ORDER BY _COMMIT_TIME DESC, TXID LIMIT 50",
+        "SELECT TXID, date_diff('millisecond', SALE_TIME, _COMMIT_TIME), "
+        "strftime(SALE_TIME AT TIME ZONE 'UTC', '%H:%M:%S.%g') FROM RESORT_SALES "
+        f"WHERE RUN_ID = '{run}' AND _COMMIT_TIME >= (SELECT max(_COMMIT_TIME) FROM "
+        f"RESORT_SALES WHERE RUN_ID = '{run}') - INTERVAL 10 SECOND "
+        "ORDER BY _COMMIT_TIME DESC, TXID LIMIT 50",
     )
-    assert list(zip(latest["TXID"], latest["DELAY_MS"], strict=True)) == want_latest
+    assert list(zip(latest["TXID"], latest["DELAY_MS"], latest["SALE_TIME"], strict=True)) == [
+        tuple(r) for r in want_latest
+    ]
 
 
 def test_all_runs_option_counts_every_run(
@@ -178,9 +191,12 @@ def test_latest_follows_a_new_run(monkeypatch: pytest.MonkeyPatch, landed_copy: 
     assert metric(at, "Sales") == f"{total:,}"
 
 
-def test_revenue_fits_a_metric() -> None:
-    assert money(2_504_999.0) == "$2.50 M"
-    assert money(1_738_612_345.67) == "$1.74 B"
+def test_revenue_reads_as_money() -> None:
+    assert money(870_123_456.0) == "$870M"
+    assert money(2_504_999.0) == "$2.50M"
+    assert money(1_738_612_345.67) == "$1.74B"
+    assert money(950_400.0) == "$950K"
+    assert money(12.5) == "$12.50"
 
 
 def test_an_unexpected_result_is_a_message(
@@ -190,9 +206,9 @@ def test_an_unexpected_result_is_a_message(
     said on the page; the page does not crash into a traceback."""
     from elastic_channels.dashboard import sales_sql
 
-    monkeypatch.setattr(sales_sql, "resorts", lambda d, scope: "SELECT 1 AS SOMETHING_ELSE")
+    monkeypatch.setattr(sales_sql, "recent_delay", lambda d, scope, last: "SELECT 1 AS X")
     at = render(monkeypatch, landed.data_dir)
     assert [e.value for e in at.error] == [
-        "Could not draw the sales: KeyError: 'KIND'. The dashboard's log has the details; "
-        "please report it."
+        "Could not draw the sales: KeyError: 'DELAY_P50_MS'. The dashboard's log has the "
+        "details; please report it."
     ]

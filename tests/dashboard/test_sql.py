@@ -1,5 +1,5 @@
-"""The SQL the pages send: the Snowflake spellings, the bucket widths, the metrics
-columns found under the names the monitor gives them."""
+"""The SQL the pages send: the Snowflake spellings, DuckDB's epoch arithmetic, the
+metrics columns found under the names the monitor gives them."""
 
 from __future__ import annotations
 
@@ -7,18 +7,23 @@ import pytest
 
 from elastic_channels.dashboard import metrics_sql as m
 from elastic_channels.dashboard import sales_sql as q
-from elastic_channels.dashboard.dialect import DUCKDB, SNOWFLAKE, sql_string
+from elastic_channels.dashboard.dialect import DUCKDB, SNOWFLAKE
 from elastic_channels.snowflake.ddl import METRICS_COLUMNS
 
 
 def test_snowflake_spellings() -> None:
-    sql = q.latest_sales(SNOWFLAKE, "r")
+    sql, params = q.latest_sales(SNOWFLAKE, "r", "2026-12-01T10:00:00+00:00")
     assert "METADATA$ROW_LAST_COMMIT_TIME" in sql and " _COMMIT_TIME" not in sql
     assert "TIMESTAMPDIFF(MILLISECOND, SALE_TIME, METADATA$ROW_LAST_COMMIT_TIME)" in sql
-    assert "TIME_SLICE(SALE_TIME, 30, 'SECOND')" in q.category_mix(SNOWFLAKE, None, 30)
-    delay = q.recent_delay(SNOWFLAKE, "r", "2026-12-01T10:00:00+00:00")
-    assert "APPROX_PERCENTILE(" in delay and "DATEADD(SECOND, -60, TO_TIMESTAMP_TZ(" in delay
-    assert DUCKDB.bucket("SALE_TIME", 30) in q.category_mix(DUCKDB, None, 30)
+    assert params == ("r", "2026-12-01T10:00:00+00:00")
+    delay, _ = q.recent_delay(SNOWFLAKE, "r", "2026-12-01T10:00:00+00:00")
+    assert (
+        "APPROX_PERCENTILE(" in delay and "DATEADD(SECOND, -10, CAST(? AS TIMESTAMP_TZ))" in delay
+    )
+    assert "TIME_SLICE(WINDOW_END, 30, 'SECOND')" in m.fleet_series(
+        SNOWFLAKE, "r", m.MetricsColumns.resolve(n for n, _ in METRICS_COLUMNS), 30,
+        fleet_rows=False,
+    ).sql  # fmt: skip
 
 
 # Instants around millisecond, second and bucket edges, before and after the epoch.
@@ -58,19 +63,6 @@ def test_duckdb_bucket_is_aligned_on_the_epoch(seconds: int) -> None:
         assert bucket <= x < bucket + __import__("datetime").timedelta(seconds=seconds)
 
 
-def test_run_ids_are_quoted() -> None:
-    assert sql_string("it's") == "'it''s'"
-    assert "RUN_ID = 'a''b'" in q.resorts(DUCKDB, "a'b")
-    assert "WHERE TRUE" in q.resorts(DUCKDB, None)
-
-
-@pytest.mark.parametrize(
-    ("span_s", "bucket"), [(0, 1), (60, 1), (61, 2), (600, 10), (3600, 60), (10**7, 86400)]
-)
-def test_bucket_seconds(span_s: float, bucket: int) -> None:
-    assert q.bucket_seconds(span_s) == bucket
-
-
 def test_metrics_columns_of_the_setup_ddl_resolve() -> None:
     cols = m.MetricsColumns.resolve(name for name, _ in METRICS_COLUMNS)
     assert cols.missing_required() == []
@@ -83,6 +75,6 @@ def test_metrics_columns_of_the_setup_ddl_resolve() -> None:
 def test_metrics_without_optional_columns() -> None:
     cols = m.MetricsColumns.resolve(["run_id", "WORKER_ID", "WINDOW_END", "MB_PER_SEC"])
     assert cols.missing_required() == [] and not cols.has("is_fleet")
-    sql = m.fleet_series(DUCKDB, "r", cols, 5)
+    sql = m.fleet_series(DUCKDB, "r", cols, 5).sql
     assert 'sum(MB_PER_SEC) AS "MB/s"' in sql and "IS_FLEET" not in sql
     assert m.MetricsColumns.resolve(["RUN_ID"]).missing_required() == ["WORKER_ID", "WINDOW_END"]

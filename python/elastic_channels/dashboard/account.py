@@ -6,6 +6,11 @@ Credentials are the ones ``run`` and ``setup`` take, resolved the same way
 account URL derived from the account. The landing table must have
 ``ROW_TIMESTAMP = TRUE`` for the ingest-to-visible figures
 (``METADATA$ROW_LAST_COMMIT_TIME``).
+
+Values are bound on the server (``paramstyle="qmark"``: the connector sends them as
+bindings, as the SQL API's ``bindings`` do), never quoted into the text: Snowflake reads
+``\\'`` in a string literal as a quote, so doubling ``'`` alone would let a run id such
+as ``a\\' OR 1=1 --`` out of its literal.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any
 from ..account import account_settings
 from ..setting import SettingError
 from .dialect import SNOWFLAKE
-from .source import DataSource, NoData, QueryError
+from .source import DataSource, NoData, QueryError, statement
+from .statement import Statement
 
 __all__ = ["AccountSource"]
 
@@ -35,6 +41,7 @@ def _params(
     except SettingError as e:
         raise QueryError(f"account settings: {e}") from None
     params.update(database=acct.database, schema=acct.schema, client_session_keep_alive=True)
+    params["paramstyle"] = "qmark"  # ``?`` bound by the server, not formatted in
     return params
 
 
@@ -67,14 +74,15 @@ class AccountSource(DataSource):
         except Exception as e:
             raise QueryError(f"cannot connect to {self._params['account']}: {e}") from None
 
-    def rows(self, sql: str) -> list[dict[str, Any]]:
+    def rows(self, query: Statement | str) -> list[dict[str, Any]]:
+        stmt = statement(query)
         with self._lock:
             if self._conn is None:
                 self._conn = self._connect()
             try:
                 cur = self._conn.cursor(self._dict_cursor)
                 try:
-                    cur.execute(sql)
+                    cur.execute(stmt.sql, list(stmt.params) or None)
                     return list(cur.fetchall())
                 finally:
                     cur.close()

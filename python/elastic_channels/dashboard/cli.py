@@ -1,4 +1,9 @@
-"""``elastic-channels dashboard``: start the Streamlit app on 127.0.0.1."""
+"""``elastic-channels dashboard``: start the Streamlit app on 127.0.0.1.
+
+It serves ``asgi.py``: the app behind a check that answers only requests addressed to
+127.0.0.1:PORT (or localhost:PORT), with Streamlit's developer toolbar (Deploy, rerun,
+clear cache) hidden (``client.toolbarMode = "viewer"``), CORS and XSRF protection on.
+"""
 
 from __future__ import annotations
 
@@ -13,19 +18,33 @@ from ..env_file import load_settings_file
 from ..worker.settings import BY_NAME as RUN_SETTINGS
 from .settings import DEFAULT_DATA_DIR, DEFAULT_REFRESH_S, Settings
 
-__all__ = ["DESCRIPTION", "EPILOG", "build_command", "configure_parser", "run"]
+__all__ = ["DESCRIPTION", "EPILOG", "STREAMLIT_OPTIONS", "build_command", "configure_parser", "run"]
 
-APP = Path(__file__).resolve().parent / "app.py"
+APP = Path(__file__).resolve().parent / "asgi.py"
 HOST = "127.0.0.1"
+#: Streamlit options every launch sets (``--name value`` on the command line).
+STREAMLIT_OPTIONS = {
+    "server.headless": "true",
+    "browser.gatherUsageStats": "false",
+    "server.fileWatcherType": "none",
+    # a viewer's toolbar: no Deploy button, no rerun / clear cache / settings for developers
+    "client.toolbarMode": "viewer",
+    # tracebacks go to the dashboard's log; the page says what failed
+    "client.showErrorDetails": "none",
+    "server.enableCORS": "true",
+    "server.enableXsrfProtection": "true",
+}
 
 DESCRIPTION = textwrap.fill(
-    "Show a run in the browser: 'Resort sales' (revenue by resort and region, category "
-    "mix over time, passholder share, payment and customer mix, the latest sales with "
-    "their ingest-to-visible delay) and 'Run' (fleet MB/s and rows/s, workers "
+    "Show a run in the browser: 'Resort sales' (synthetic sales: revenue by resort and "
+    "region, what each resort sells, passholder share, payment and customer mix, the "
+    "latest sales with their ingest-to-visible delay) and 'Run' (fleet MB/s and rows/s, workers "
     "reporting, ack and ingest-to-visible latency, resends, retries and errors, per-worker "
     "state) from the metrics table. Every figure is SQL on the target: the embedded "
     "emulator's data dir by default (live while a run goes on, from the files after it), "
-    "or an account with --profile / SNOWFLAKE_*. Serves on 127.0.0.1 only.",
+    "or an account with --profile / SNOWFLAKE_*. Serves on 127.0.0.1 only, and answers "
+    "only requests addressed to 127.0.0.1:PORT or localhost:PORT. A refresh re-reads "
+    "the run; refreshing stops once the run is over.",
     79,
 )
 EPILOG = (
@@ -97,9 +116,9 @@ def build_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(APP),
         "--server.address", HOST, "--server.port", str(args.port),
-        "--server.headless", "true", "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
     ]  # fmt: skip
+    for name, value in STREAMLIT_OPTIONS.items():
+        cmd += [f"--{name}", value]
     return cmd, {**os.environ, **settings.to_env()}
 
 

@@ -1,8 +1,8 @@
-"""What both pages share: the data source, cached queries, the refresh toggle, messages."""
+"""What both pages share: the data source, cached queries, the run picker, messages, and
+the page frame (:func:`show_page`: title, target, figures refreshed while the run goes on)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -10,16 +10,17 @@ from concurrent.futures import ThreadPoolExecutor
 import pandas as pd
 import streamlit as st
 
+from . import refresh
 from .settings import Settings
 from .source import DataSource, EmulatorSource, QueryError
+from .statement import Statement
 
 __all__ = [
     "LATEST",
-    "auto_refresh",
     "load",
     "load_many",
     "pick_run",
-    "refresh_note",
+    "show_page",
     "show_query_error",
     "show_unexpected",
     "source",
@@ -45,30 +46,31 @@ def source() -> tuple[Settings, DataSource]:
 
 
 @st.cache_data(ttl=2.0, show_spinner=False, max_entries=256)
-def _load_live(key: str, _src: DataSource, sql: str, times: tuple[str, ...]) -> pd.DataFrame:
-    return _src.query(sql, times=times)
+def _load_live(key: str, _src: DataSource, stmt: Statement, times: tuple[str, ...]) -> pd.DataFrame:
+    return _src.query(stmt, times=times)
 
 
 @st.cache_data(ttl=3600.0, show_spinner=False, max_entries=256)
 def _load_still(
-    key: str, version: str, _src: DataSource, sql: str, times: tuple[str, ...]
+    key: str, version: str, _src: DataSource, stmt: Statement, times: tuple[str, ...]
 ) -> pd.DataFrame:
-    return _src.query(sql, times=times)
+    return _src.query(stmt, times=times)
 
 
-def load(src: DataSource, sql: str, times: Sequence[str] = ()) -> pd.DataFrame:
-    """``sql`` on the target. Results are kept 2 s while data may arrive (so several
+def load(src: DataSource, query: Statement | str, times: Sequence[str] = ()) -> pd.DataFrame:
+    """``query`` on the target. Results are kept 2 s while data may arrive (so several
     viewers cost one query), and until the data changes when it cannot (a stopped
     emulator's files)."""
+    stmt = query if isinstance(query, Statement) else Statement(str(query))
     key = src.description.split(" (")[0]
     version = src.version()
     if version is None:
-        return _load_live(key, src, sql, tuple(times))
-    return _load_still(key, version, src, sql, tuple(times))
+        return _load_live(key, src, stmt, tuple(times))
+    return _load_still(key, version, src, stmt, tuple(times))
 
 
 def load_many(
-    src: DataSource, queries: dict[str, tuple[str, Sequence[str]]]
+    src: DataSource, queries: dict[str, tuple[Statement, Sequence[str]]]
 ) -> dict[str, pd.DataFrame]:
     """Several queries at once (two at a time: each DuckDB read runs on one thread)."""
     with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
@@ -87,27 +89,6 @@ def show_unexpected(e: Exception, what: str) -> None:
         f"Could not draw {what}: {type(e).__name__}: {e}. The dashboard's log has the "
         "details; please report it."
     )
-
-
-def auto_refresh(settings: Settings, src: DataSource) -> float | None:
-    """The sidebar toggle; the refresh period in seconds, or None when off."""
-    with st.sidebar:
-        live = st.toggle(
-            f"Auto-refresh every {settings.refresh_s:g} s",
-            value=True,
-            key="auto_refresh",
-            help="Re-run the page's queries periodically while a run goes on.",
-        )
-        st.caption(src.description)
-    return settings.refresh_s if live else None
-
-
-def refresh_note(every: float | None) -> str:
-    """Above the figures: when they were read, and whether they will be again."""
-    now = dt.datetime.now(dt.timezone.utc)
-    if every is None:
-        return f"As of {now:%H:%M:%S} UTC; auto-refresh is off (the sidebar turns it on)."
-    return f"As of {now:%H:%M:%S} UTC; refreshing every {every:g} s."
 
 
 LATEST = "(latest run)"
@@ -129,27 +110,33 @@ def pick_run(run_ids: list[str], key: str, extra: Sequence[str] = ()) -> str:
 def show_page(
     title: str,
     what: str,
-    body: Callable[[DataSource], None],
+    body: Callable[[DataSource], refresh.RunState | None],
     notice: tuple[type[Exception], str] | None = None,
+    intro: Callable[[], None] | None = None,
 ) -> None:
-    """A page: its title, the target opened (or why not), and ``body`` drawn in a
-    fragment that reruns every few seconds while auto-refresh is on. ``notice``: an
-    exception type shown as information (prefixed) rather than as an error; any failure
-    of ``what`` is shown as a message, never a traceback."""
+    """A page: its title (and ``intro`` under it), the target opened (or why not), and
+    ``body`` drawn in a fragment that reruns every few seconds while auto-refresh is on
+    and the run ``body`` reports is not over. ``notice``: an exception type shown as
+    information (prefixed) rather than as an error; any failure of ``what`` is shown as a
+    message, never a traceback."""
     st.title(title)
+    if intro is not None:
+        intro()
     try:
         settings, src = source()
     except (QueryError, ValueError) as e:
         st.error(f"Cannot open the target: {e}")
         return
-    every = auto_refresh(settings, src)
+    chosen = refresh.auto_refresh(settings, src)
+    page = title.lower().replace(" ", "_")
 
-    @st.fragment(run_every=every)
+    @st.fragment(run_every=refresh.period(page, chosen))
     def fragment() -> None:
-        st.caption(refresh_note(every))
+        caption = st.empty()
+        state: refresh.RunState | None = None
         try:
             with src.session():  # one connection for the render's queries
-                body(src)
+                state = body(src)
         except Exception as e:  # a page shows what went wrong, never a traceback
             if notice is not None and isinstance(e, notice[0]):
                 st.info(f"{notice[1]}: {e}")
@@ -157,5 +144,9 @@ def show_page(
                 show_query_error(e, what)
             else:
                 show_unexpected(e, what)
+        caption.caption(refresh.note(chosen, state))
+        if refresh.record(page, state):
+            st.rerun()  # the whole page: the fragment's timer starts or stops
 
     fragment()
+    refresh.watch(page, src, chosen)

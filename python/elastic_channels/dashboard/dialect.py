@@ -1,19 +1,22 @@
 """The SQL spellings that differ between the emulator's DuckDB and Snowflake.
 
 Everything else the dashboard sends is the common subset of both (``GROUP BY``,
-``CASE``, ``count(DISTINCT ...)``, ``(VALUES ...) AS t(a, b)``, ``LIMIT``).
+``CASE``, ``count(DISTINCT ...)``, ``QUALIFY``, ``LIMIT``). No value is written into
+the text: what a method needs to compare with comes as a ``?`` bound through a
+:class:`~.statement.Binder`; only numbers the code computes (``int()``) and names
+from the code are written in.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["DUCKDB", "SNOWFLAKE", "Dialect", "sql_string"]
+from .statement import Binder, Statement
 
+__all__ = ["DUCKDB", "SNOWFLAKE", "Dialect"]
 
-def sql_string(value: str) -> str:
-    """``value`` as a SQL string literal (quotes doubled)."""
-    return "'" + str(value).replace("'", "''") + "'"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -45,14 +48,20 @@ class Dialect:
             return f"make_timestamptz(CAST(floor(epoch_us({expr}) / {us}) AS BIGINT) * {us})"
         return f"TIME_SLICE({expr}, {seconds}, 'SECOND')"
 
+    def epoch_s(self, expr: str) -> str:
+        """Seconds since the epoch (DOUBLE) of the timestamp ``expr``."""
+        if self.name == "duckdb":
+            return f"(epoch_us({expr}) / 1e6)"
+        return f"(DATE_PART(EPOCH_MICROSECOND, {expr}) / 1e6)"
+
     def now(self) -> str:
         return "CURRENT_TIMESTAMP"
 
-    def timestamp(self, iso: str) -> str:
-        """A TIMESTAMP WITH TIME ZONE literal from an ISO 8601 string."""
+    def timestamp(self, b: Binder, iso: str) -> str:
+        """A TIMESTAMP WITH TIME ZONE from an ISO 8601 string, bound."""
         if self.name == "duckdb":
-            return f"CAST({sql_string(iso)} AS TIMESTAMPTZ)"
-        return f"TO_TIMESTAMP_TZ({sql_string(iso)})"
+            return f"CAST({b(str(iso))} AS TIMESTAMPTZ)"
+        return f"CAST({b(str(iso))} AS TIMESTAMP_TZ)"
 
     def minus_seconds(self, expr: str, seconds: int) -> str:
         """The timestamp ``seconds`` before ``expr``."""
@@ -66,23 +75,27 @@ class Dialect:
         return f"APPROX_PERCENTILE({expr}, {q})"
 
     def json_text(self, column: str, key: str) -> str:
-        """The text of ``key`` in a JSON (VARIANT) column, NULL when absent."""
+        """The text of ``key`` (a name from the code) in a JSON (VARIANT) column, NULL
+        when absent."""
+        if not _NAME.fullmatch(key):
+            raise ValueError(f"not a JSON key the dashboard reads: {key!r}")
         if self.name == "duckdb":
             return f"json_extract_string({column}, '$.{key}')"
         return f"{column}:{key}::STRING"
 
-    def table_columns(self, table: str) -> str:
+    def table_columns(self, table: str) -> Statement:
         """A query listing ``table``'s columns as ``COLUMN_NAME`` (no rows if it is absent)."""
-        schema = "main" if self.name == "duckdb" else None
-        where = f"upper(table_name) = {sql_string(table.upper())}"
-        if schema:
-            where += f" AND table_schema = {sql_string(schema)}"
+        b = Binder()
+        where = f"upper(table_name) = {b(table.upper())}"
+        if self.name == "duckdb":
+            where += f" AND table_schema = {b('main')}"
         else:
             where += " AND table_schema = CURRENT_SCHEMA()"
-        return (
+        sql = (
             "SELECT upper(column_name) AS COLUMN_NAME FROM information_schema.columns "
             f"WHERE {where} ORDER BY ordinal_position"
         )
+        return Statement(sql, b.params)
 
 
 DUCKDB = Dialect("duckdb", "_COMMIT_TIME")

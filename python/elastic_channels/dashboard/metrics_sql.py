@@ -1,20 +1,35 @@
-"""The "Run" queries over the monitor's metrics table (one row per worker per window).
+"""The "Run" queries over the monitor's metrics table (one row per worker per window,
+one per fleet window, one summary row per worker that finished).
 
-The table's columns are read from the target (``information_schema``) and each figure
-the page draws is looked up under the names the monitor may give it
-(:data:`CONCEPTS`), so a column the monitor adds later shows up, and one it does not
-write is left out of the page, never a failed query. When the monitor writes fleet-wide
-rows (``IS_FLEET``, with percentiles from merged histograms) the page charts those;
-otherwise it aggregates the workers' windows per time bucket on the target.
+Each function returns a :class:`~.statement.Statement` (the run id bound, never written
+into the text). When the monitor writes fleet-wide rows (``IS_FLEET``, with percentiles
+from merged histograms) the page charts those; otherwise it aggregates the workers'
+windows per time bucket on the target.
+
+A worker's rate is the run's, defined once (as ``measures.run_throughput`` defines it
+for ``run``'s reports): the bytes (rows) acknowledged over its sending window, from its
+first append to the end of sending (its summary's ``send_start``/``send_end`` once it
+finished; while it runs, its first window's ``start`` to its latest window's end). The
+fleet's is every worker's acknowledged bytes over the span from the first worker's
+first append to the last one's end of sending. Never a window's rate: a run's first and
+last windows are partial.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-
 from ..model import METRICS_TABLE_NAME
-from .dialect import Dialect, sql_string
+from .dialect import Dialect
+from .metrics_columns import (
+    CONCEPTS,
+    FLEET_AGG,
+    LAST_WINDOW_FIGURES,
+    RUN_COUNTS,
+    SERIES,
+    TOTALS,
+    UNACKED_AT_END,
+    MetricsColumns,
+)
+from .statement import Binder, Statement
 
 __all__ = [
     "CONCEPTS",
@@ -23,166 +38,163 @@ __all__ = [
     "landed",
     "landed_count",
     "runs",
+    "target_bps",
     "totals",
+    "window_seconds",
     "workers",
 ]
 
 TABLE = METRICS_TABLE_NAME
 
-#: figure -> the column names it may have, preferred first.
-CONCEPTS: dict[str, tuple[str, ...]] = {
-    "run": ("RUN_ID",),
-    "worker": ("WORKER_ID",),
-    "start": ("WINDOW_START",),
-    "end": ("WINDOW_END",),
-    "rows": ("ROWS_APPENDED", "ROWS_SENT", "ROWS"),
-    "bytes": ("BYTES_APPENDED", "BYTES_SENT", "BYTES"),
-    "mb_s": ("MB_PER_SEC", "MB_PER_S", "MBPS"),
-    "rows_s": ("ROWS_PER_SEC", "ROWS_PER_S"),
-    "target_bps": ("TARGET_BPS", "TARGET_BYTES_PER_SEC"),
-    "workers": ("WORKERS_REPORTING", "WORKERS"),
-    "ack_p50": ("ACK_P50_MS", "ACK_LATENCY_P50_MS"),
-    "ack_p99": ("ACK_P99_MS", "ACK_LATENCY_P99_MS"),
-    "visible_p50": ("INGEST_TO_VISIBLE_P50_MS", "VISIBLE_P50_MS", "INGEST_VISIBLE_P50_MS"),
-    "visible_p99": ("INGEST_TO_VISIBLE_P99_MS", "VISIBLE_P99_MS", "INGEST_VISIBLE_P99_MS"),
-    "behind_p99": ("BEHIND_SCHEDULE_P99_MS",),
-    "behind_max": ("BEHIND_SCHEDULE_MAX_MS", "BEHIND_SCHEDULE_MS"),
-    "resends": ("RESENT_BATCHES", "RESENDS", "RESENT_ROWS"),
-    "retries": ("SDK_RETRIES", "RETRIES"),
-    "errors": ("ERRORS", "ERROR_COUNT"),
-    "cpu_mcores": ("CPU_MILLICORES", "CPU_MCORES"),
-    "cpu_pct": ("CPU_PCT", "CPU_PERCENT"),
-    "rss": ("RSS_MIB", "PEAK_RSS_MIB"),
-    "unacked": ("UNACKED_ROWS", "IN_FLIGHT_ROWS"),
-    "in_flight": ("IN_FLIGHT_BYTES",),
-    "is_summary": ("IS_SUMMARY",),
-    "is_fleet": ("IS_FLEET",),
-    "state": ("STATE", "WORKER_STATE", "STATUS"),
-    "error": ("ERROR", "ERROR_MESSAGE", "LAST_ERROR"),
-    "raw": ("RAW",),
-}
 
-#: (concept, label on the page) of the per-window series, in drawing order.
-SERIES = (
-    ("mb_s", "MB/s"), ("rows_s", "rows/s"),
-    ("workers", "workers reporting"), ("ack_p50", "ack p50 ms"), ("ack_p99", "ack p99 ms"),
-    ("visible_p50", "ingest-to-visible p50 ms"), ("visible_p99", "ingest-to-visible p99 ms"),
-    ("behind_p99", "behind schedule p99 ms"), ("behind_max", "behind schedule max ms"),
-    ("resends", "resends"), ("retries", "SDK retries"), ("errors", "errors"),
-)  # fmt: skip
-#: How a per-worker figure combines into a fleet one when there are no fleet rows.
-_FLEET_AGG = {
-    "mb_s": "sum", "rows_s": "sum", "ack_p50": "max", "ack_p99": "max",
-    "visible_p50": "max", "visible_p99": "max", "behind_p99": "max", "behind_max": "max",
-    "resends": "sum", "retries": "sum", "errors": "sum",
-}  # fmt: skip
-#: (concept, label) of the per-worker table's figures.
-WORKER_FIGURES = (
-    ("mb_s", "MB/s"), ("rows_s", "rows/s"), ("ack_p50", "ack p50 ms"), ("ack_p99", "ack p99 ms"),
-    ("cpu_mcores", "CPU mcores"), ("rss", "RSS MiB"), ("unacked", "unacked rows"),
-    ("in_flight", "in flight bytes"), ("resends", "resends"), ("retries", "SDK retries"),
-    ("errors", "errors"),
-)  # fmt: skip
-#: (concept, column of the totals query) summed over the run.
-TOTALS = (
-    ("rows", "ROWS"), ("bytes", "BYTES"), ("resends", "RESENDS"), ("retries", "SDK_RETRIES"),
-    ("errors", "ERRORS"),
-)  # fmt: skip
-REQUIRED = ("run", "worker", "end")
-#: The per-worker table's column of rows unacknowledged when the worker ended.
-UNACKED_AT_END = "unacked rows at end"
+def _run(b: Binder, run_id: str) -> str:
+    return f"RUN_ID = {b(run_id)}"
 
 
-@dataclass(frozen=True)
-class MetricsColumns:
-    """Which figures the metrics table holds, and under what column name."""
-
-    names: dict[str, str]
-
-    @classmethod
-    def resolve(cls, columns: Iterable[str]) -> MetricsColumns:
-        have = {c.upper() for c in columns}
-        found = {}
-        for concept, candidates in CONCEPTS.items():
-            for c in candidates:
-                if c in have:
-                    found[concept] = c
-                    break
-        return cls(found)
-
-    def missing_required(self) -> list[str]:
-        return [CONCEPTS[c][0] for c in REQUIRED if c not in self.names]
-
-    def has(self, concept: str) -> bool:
-        return concept in self.names
-
-    def col(self, concept: str) -> str:
-        return self.names[concept]
-
-    def flag(self, concept: str) -> str:
-        """``coalesce(<boolean column>, FALSE)``, or FALSE when the table has none."""
-        return f"coalesce({self.names[concept]}, FALSE)" if concept in self.names else "FALSE"
-
-    def error_expr(self, d: Dialect) -> str:
-        if self.has("error"):
-            return f"CAST({self.col('error')} AS VARCHAR)"
-        if self.has("raw"):
-            return d.json_text(self.col("raw"), "error")
-        return "CAST(NULL AS VARCHAR)"
-
-
-def _run(run_id: str) -> str:
-    return f"RUN_ID = {sql_string(run_id)}"
-
-
-def runs(d: Dialect, limit: int = 50) -> str:
-    return (
+def runs(d: Dialect, limit: int = 50) -> Statement:
+    return Statement(
         f"SELECT RUN_ID, max(WINDOW_END) AS LAST_WINDOW, count(*) AS METRIC_ROWS FROM {TABLE} "
         f"GROUP BY RUN_ID ORDER BY LAST_WINDOW DESC LIMIT {int(limit)}"
     )
 
 
-def window_seconds(d: Dialect, run_id: str, m: MetricsColumns) -> str:
+def window_seconds(d: Dialect, run_id: str, m: MetricsColumns) -> Statement:
     """The workers' typical window length (s), to bucket their windows into fleet ones."""
     if not m.has("start"):
-        return "SELECT CAST(NULL AS DOUBLE) AS WINDOW_S"
-    return (
+        return Statement("SELECT CAST(NULL AS DOUBLE) AS WINDOW_S")
+    b = Binder()
+    sql = (
         f"SELECT avg({d.diff_ms(m.col('start'), m.col('end'))}) / 1000.0 AS WINDOW_S "
-        f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_summary')} "
+        f"FROM {TABLE} WHERE {_run(b, run_id)} AND NOT {m.flag('is_summary')} "
         f"AND NOT {m.flag('is_fleet')}"
     )
+    return Statement(sql, b.params)
 
 
 def fleet_series(
     d: Dialect, run_id: str, m: MetricsColumns, bucket_s: int, *, fleet_rows: bool = True
-) -> str:
+) -> Statement:
     """One row per window of the whole fleet: ``T`` and one column per figure present.
 
-    From the monitor's fleet rows (``fleet_rows`` and the table has ``IS_FLEET``), else
-    the workers' windows summed (rates, counts) or maxed (latencies: the worst worker)
-    per ``bucket_s`` bucket.
+    From the monitor's fleet rows (``fleet_rows`` and the table has ``IS_FLEET``; a
+    window no worker reported in is left out), else the workers' windows summed (rates,
+    counts) or maxed (latencies: the worst worker) per ``bucket_s`` bucket.
     """
+    b = Binder()
     series = [(c, label) for c, label in SERIES if m.has(c)]
-    base = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_summary')}"
+    base = f"FROM {TABLE} WHERE {_run(b, run_id)} AND NOT {m.flag('is_summary')}"
     if fleet_rows and m.has("is_fleet"):
         listed = ", ".join(f'{m.col(c)} AS "{label}"' for c, label in series)
-        return (
+        reporting = f" AND coalesce({m.col('workers')}, 1) > 0" if m.has("workers") else ""
+        sql = (
             f"SELECT {m.col('end')} AS T{', ' + listed if listed else ''} {base} "
-            f"AND {m.flag('is_fleet')} ORDER BY T"
+            f"AND {m.flag('is_fleet')}{reporting} ORDER BY T"
         )
+        return Statement(sql, b.params)
     t = d.bucket(m.col("end"), bucket_s)
     cols = [f'count(DISTINCT {m.col("worker")}) AS "workers reporting"']
     for c, label in series:
         if c != "workers":
-            cols.append(f'{_FLEET_AGG[c]}({m.col(c)}) AS "{label}"')
-    return (
+            cols.append(f'{FLEET_AGG[c]}({m.col(c)}) AS "{label}"')
+    sql = (
         f"SELECT {t} AS T, {', '.join(cols)} {base} AND NOT {m.flag('is_fleet')} "
         f"GROUP BY {t} ORDER BY T"
     )
+    return Statement(sql, b.params)
 
 
-def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
-    """One row per worker: its latest window's figures and its state, slowest first.
+def _first(*exprs: str | None) -> str:
+    """``coalesce`` of the expressions given (None: not in this table)."""
+    present = [e for e in exprs if e]
+    return present[0] if len(present) == 1 else f"coalesce({', '.join(present)})"
+
+
+def _when(cond: str, expr: str) -> str:
+    return f"CASE WHEN {cond} THEN {expr} END"
+
+
+def _per_worker(d: Dialect, b: Binder, run_id: str, m: MetricsColumns) -> str:
+    """Two CTEs, ``PER0`` and ``PER``: one row per worker (``WID``) with its run totals
+    (``S_<total>`` from its summary row, ``W_<total>`` summed over its windows), its
+    acknowledged bytes and rows and sending window (``ACKED_BYTES``, ``ACKED_ROWS``,
+    ``SEND_START`` in epoch seconds, ``SEND_SECONDS``), its last window's end
+    (``LAST_END``), its state as the monitor wrote it (``OWN_STATE``), and from its
+    summary row its error and unacknowledged rows."""
+    s = m.flag("is_summary")
+    w = f"NOT {s}"
+    null = "CAST(NULL AS DOUBLE)"
+    # acknowledged bytes and rows; what was sent where a line does not say (older lines)
+    sent_bytes = f"CAST({m.col('bytes')} AS DOUBLE)" if m.has("bytes") else null
+    acked_w = _first(m.raw_number(d, "acked_bytes"), sent_bytes)
+    acked_s = _first(m.raw_number(d, "bytes_acked"), sent_bytes)
+    acked_rows = _first(
+        *(f"CAST({m.col(c)} AS DOUBLE)" for c in ("acked_rows", "rows") if m.has(c)), null
+    )
+    start = _first(
+        m.raw_number(d, "start"),
+        d.epoch_s(m.col("start")) if m.has("start") else None,
+        d.epoch_s(m.col("end")),
+    )
+    summary_s = _first(
+        m.raw_number(d, "seconds"),
+        f"CAST({m.col('window_seconds')} AS DOUBLE)" if m.has("window_seconds") else None,
+        null,
+    )
+    send_start, send_end = m.raw_number(d, "send_start"), m.raw_number(d, "send_end")
+    state = f"CAST({m.col('state')} AS VARCHAR)" if m.has("state") else "NULL"
+    cols = [
+        f"{m.col('worker')} AS WID",
+        f"max(CASE WHEN {s} THEN 1 ELSE 0 END) AS HAS_SUMMARY",
+        # the summary row's state first: it ends where the last window does (a tie)
+        f"lower(coalesce(max({_when(s, state)}), max_by({state}, {m.col('end')}))) AS OWN_STATE",
+        f"max({_when(s, m.error_expr(d))}) AS ERROR",
+        f'max({_when(s, unacked_at_end(d, m))}) AS "{UNACKED_AT_END}"',
+    ]
+    for c, label in TOTALS:
+        if m.has(c):
+            cols.append(f"sum({_when(s, m.col(c))}) AS S_{label}")
+            cols.append(f"sum({_when(w, m.col(c))}) AS W_{label}")
+    cols += [
+        f"sum({_when(w, acked_w)}) AS W_ACKED_BYTES",
+        f"max({_when(s, acked_s)}) AS S_ACKED_BYTES",
+        f"sum({_when(w, acked_rows)}) AS W_ACKED_ROWS",
+        f"max({_when(s, acked_rows)}) AS S_ACKED_ROWS",
+        f"max({_when(s, summary_s)}) AS S_SECONDS",
+        f"max({_when(s, send_start or null)}) AS S_SEND_START",
+        f"max({_when(s, send_end or null)}) AS S_SEND_END",
+        f"min({_when(w, start)}) AS W_SEND_START",
+        f"max({_when(w, m.col('end'))}) AS LAST_END",
+    ]
+    if m.has("start"):
+        cols.append(f"min({_when(w, m.col('start'))}) AS FIRST_WINDOW")
+    per0 = (
+        f"SELECT {', '.join(cols)} FROM {TABLE} WHERE {_run(b, run_id)} "
+        f"AND NOT {m.flag('is_fleet')} GROUP BY {m.col('worker')}"
+    )
+    done = "HAS_SUMMARY = 1"
+    per = (
+        "SELECT *, "
+        f"CASE WHEN {done} THEN coalesce(S_ACKED_BYTES, W_ACKED_BYTES) "
+        "ELSE W_ACKED_BYTES END AS ACKED_BYTES, "
+        f"CASE WHEN {done} THEN coalesce(S_ACKED_ROWS, W_ACKED_ROWS) "
+        "ELSE W_ACKED_ROWS END AS ACKED_ROWS, "
+        f"CASE WHEN {done} THEN coalesce(S_SEND_START, W_SEND_START) "
+        "ELSE W_SEND_START END AS SEND_START, "
+        f"CASE WHEN {done} AND S_SEND_END > S_SEND_START THEN S_SEND_END - S_SEND_START "
+        f"WHEN {done} AND S_SECONDS > 0 THEN S_SECONDS "
+        f"ELSE {d.epoch_s('LAST_END')} - W_SEND_START END AS SEND_SECONDS FROM PER0"
+    )
+    return f"PER0 AS ({per0}), PER AS ({per})"
+
+
+def _rate(amount: str, seconds: str, scale: float = 1.0) -> str:
+    return f"{amount} / nullif({seconds}, 0) / {scale!r}"
+
+
+def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> Statement:
+    """One row per worker: its run rates (MB/s and rows/s: acknowledged over its
+    sending window), its run's counts, its latest window's other figures, its state;
+    slowest first.
 
     State: the state the monitor wrote on the worker's summary row, else on its latest
     row, if it is final (``done``/``failed``: its summary came; ``running`` says nothing
@@ -193,39 +205,47 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> str:
     ``missing``); once the fleet's last window is ``stale_s`` old the run is over
     (``done``); otherwise ``running``.
     """
-    w, end = m.col("worker"), m.col("end")
-    figures = [(c, label) for c, label in WORKER_FIGURES if m.has(c)]
-    # the summary row's state first: it ends where the last window does (a tie for max_by)
-    state = f"CAST({m.col('state')} AS VARCHAR)" if m.has("state") else "NULL"
-    own_state = (
-        f"lower(coalesce(max(CASE WHEN {m.flag('is_summary')} THEN {state} END), "
-        f"max_by({state}, {m.col('end')})))"
+    b = Binder()
+    wcol, end = m.col("worker"), m.col("end")
+    per = _per_worker(d, b, run_id, m)
+    latest = (
+        f"SELECT * FROM {TABLE} WHERE {_run(b, run_id)} AND NOT {m.flag('is_fleet')} "
+        f"AND NOT {m.flag('is_summary')} "
+        f"QUALIFY row_number() OVER (PARTITION BY {wcol} ORDER BY {end} DESC) = 1"
     )
-    windows = f"FROM {TABLE} WHERE {_run(run_id)} AND NOT {m.flag('is_fleet')}"
-    latest_cols = ", ".join(f'L.{m.col(c)} AS "{label}"' for c, label in figures)
-    errors = f"coalesce(L.{m.col('errors')}, 0) > 0" if m.has("errors") else "FALSE"
-    stale = d.minus_seconds("H.LAST_END", int(stale_s))
-    over = f"H.LAST_END < {d.minus_seconds(d.now(), int(stale_s))}"
-    return (
-        f"WITH LATEST AS (SELECT * {windows} AND NOT {m.flag('is_summary')} "
-        f"QUALIFY row_number() OVER (PARTITION BY {w} ORDER BY {end} DESC) = 1), "
-        f"ENDS AS (SELECT {w} AS WID, {own_state} AS OWN_STATE, "
-        f"max(CASE WHEN {m.flag('is_summary')} THEN 1 ELSE 0 END) AS DONE, "
-        f"max(CASE WHEN {m.flag('is_summary')} THEN {m.error_expr(d)} END) AS ERROR, "
-        f"max(CASE WHEN {m.flag('is_summary')} THEN {unacked_at_end(d, m)} END) "
-        f'AS "{UNACKED_AT_END}" {windows} GROUP BY {w}), '
-        f"HORIZON AS (SELECT max({end}) AS LAST_END {windows}) "
-        "SELECT E.WID AS WORKER_ID, "
-        "CASE WHEN E.OWN_STATE IN ('done', 'failed', 'missing') THEN E.OWN_STATE "
-        "WHEN E.ERROR IS NOT NULL THEN 'failed' WHEN E.DONE = 1 THEN 'done' "
+    last_errors = f"coalesce(L.{m.col('errors')}, 0)" if m.has("errors") else "0"
+    stale = d.minus_seconds("H.FLEET_END", int(stale_s))
+    over = f"H.FLEET_END < {d.minus_seconds(d.now(), int(stale_s))}"
+    figures = [f'L.{m.col(c)} AS "{label}"' for c, label in LAST_WINDOW_FIGURES if m.has(c)]
+    summed = {key for concept, key in TOTALS if m.has(concept)}
+    counts = [
+        f'CASE WHEN P.HAS_SUMMARY = 1 THEN P.S_{k} ELSE P.W_{k} END AS "{label}"'
+        for k, label in RUN_COUNTS
+        if k in summed
+    ]
+    cols = [
+        "P.WID AS WORKER_ID",
+        "CASE WHEN P.OWN_STATE IN ('done', 'failed', 'missing') THEN P.OWN_STATE "
+        "WHEN P.ERROR IS NOT NULL THEN 'failed' WHEN P.HAS_SUMMARY = 1 THEN 'done' "
         f"WHEN L.{end} IS NULL OR L.{end} < {stale} THEN "
-        f"CASE WHEN {errors} THEN 'failed' ELSE 'missing' END "
-        f"WHEN {over} THEN 'done' ELSE 'running' END AS STATE"
-        f'{", " + latest_cols if latest_cols else ""}, E."{UNACKED_AT_END}", '
-        f"E.DONE = 1 AS HAS_SUMMARY, L.{end} AS LAST_WINDOW_END, E.ERROR "
-        f"FROM ENDS E LEFT JOIN LATEST L ON L.{w} = E.WID CROSS JOIN HORIZON H "
-        + ('ORDER BY "MB/s" ASC NULLS FIRST, WORKER_ID' if m.has("mb_s") else "ORDER BY WORKER_ID")
+        f"CASE WHEN {last_errors} > 0 THEN 'failed' ELSE 'missing' END "
+        f"WHEN {over} THEN 'done' ELSE 'running' END AS STATE",
+        f'{_rate("P.ACKED_BYTES", "P.SEND_SECONDS", 1e6)} AS "MB/s"',
+        f'{_rate("P.ACKED_ROWS", "P.SEND_SECONDS")} AS "rows/s"',
+        *figures,
+        *counts,
+        f'P."{UNACKED_AT_END}"',
+        "P.HAS_SUMMARY = 1 AS HAS_SUMMARY",
+        f"L.{end} AS LAST_WINDOW_END",
+        f"{last_errors} AS LAST_WINDOW_ERRORS",
+        "P.ERROR",
+    ]
+    sql = (
+        f"WITH {per}, LATEST AS ({latest}), H AS (SELECT max(LAST_END) AS FLEET_END FROM PER) "
+        f"SELECT {', '.join(cols)} FROM PER P LEFT JOIN LATEST L ON L.{wcol} = P.WID "
+        'CROSS JOIN H ORDER BY "MB/s" ASC NULLS FIRST, WORKER_ID'
     )
+    return Statement(sql, b.params)
 
 
 def unacked_at_end(d: Dialect, m: MetricsColumns) -> str:
@@ -236,7 +256,7 @@ def unacked_at_end(d: Dialect, m: MetricsColumns) -> str:
     return "CAST(NULL AS BIGINT)"
 
 
-def target_bps(d: Dialect, run_id: str, m: MetricsColumns) -> str:
+def target_bps(d: Dialect, run_id: str, m: MetricsColumns) -> Statement:
     """The per-worker target (bytes/s) if the workers' lines carry it (``target_bps``)."""
     if m.has("target_bps"):
         expr = f"max({m.col('target_bps')})"
@@ -244,44 +264,67 @@ def target_bps(d: Dialect, run_id: str, m: MetricsColumns) -> str:
         expr = f"max(CAST({d.json_text(m.col('raw'), 'target_bps')} AS DOUBLE))"
     else:
         expr = "CAST(NULL AS DOUBLE)"
-    where = f"{_run(run_id)} AND NOT {m.flag('is_fleet')}"
-    return f"SELECT {expr} AS TARGET_BPS FROM {TABLE} WHERE {where}"
+    b = Binder()
+    where = f"{_run(b, run_id)} AND NOT {m.flag('is_fleet')}"
+    return Statement(f"SELECT {expr} AS TARGET_BPS FROM {TABLE} WHERE {where}", b.params)
 
 
-def totals(d: Dialect, run_id: str, m: MetricsColumns) -> str:
+def totals(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float = 10.0) -> Statement:
     """The run's totals: per worker its summary row when it wrote one, else the sum of
-    its windows; ``FROM_SUMMARIES`` is true once every worker has a summary."""
-    summed = [(c, label) for c, label in TOTALS if m.has(c)]
-    summary = m.flag("is_summary")
-    per = [f"max(CASE WHEN {summary} THEN 1 ELSE 0 END) AS HAS_SUMMARY"]
-    for c, label in summed:
-        per.append(f"sum(CASE WHEN {summary} THEN {m.col(c)} END) AS S_{label}")
-        per.append(f"sum(CASE WHEN NOT {summary} THEN {m.col(c)} END) AS W_{label}")
-    if m.has("start"):
-        per.append(f"min({m.col('start')}) AS FIRST_WINDOW")
-    per.append(f"max({m.col('end')}) AS LAST_WINDOW")
+    its windows; ``FROM_SUMMARIES`` is true once every worker has a summary.
+
+    ``MB_PER_S`` / ``ROWS_PER_S``: the fleet's rate (see the module's doc).
+    ``HORIZON``: the time up to which every worker still sending has reported its
+    windows (the earliest last window end among the workers without a summary whose
+    last window is less than ``stale_s`` older than the fleet's); NULL once none is
+    sending. Rows that landed by then were appended in windows the totals hold, so a
+    landed count up to it never exceeds ``ROWS``."""
+    b = Binder()
+    per = _per_worker(d, b, run_id, m)
     out = ["count(*) AS WORKERS", "min(HAS_SUMMARY) = 1 AS FROM_SUMMARIES"]
-    for _, label in summed:
-        out.append(f"sum(CASE WHEN HAS_SUMMARY = 1 THEN S_{label} ELSE W_{label} END) AS {label}")
+    for c, label in TOTALS:
+        if m.has(c):
+            out.append(
+                f"sum(CASE WHEN HAS_SUMMARY = 1 THEN S_{label} ELSE W_{label} END) AS {label}"
+            )
+    span = "max(SEND_START + SEND_SECONDS) - min(SEND_START)"
+    out += [
+        "sum(ACKED_BYTES) AS ACKED_BYTES",
+        "sum(ACKED_ROWS) AS ACKED_ROWS",
+        f"{span} AS SEND_SECONDS",
+        f"{_rate('sum(ACKED_BYTES)', span, 1e6)} AS MB_PER_S",
+        f"{_rate('sum(ACKED_ROWS)', span)} AS ROWS_PER_S",
+        "max(LAST_END) AS LAST_WINDOW",
+        f"min(CASE WHEN HAS_SUMMARY = 0 AND LAST_END >= "
+        f"{d.minus_seconds('H.FLEET_END', int(stale_s))} THEN LAST_END END) AS HORIZON",
+    ]
     if m.has("start"):
         out.append("min(FIRST_WINDOW) AS FIRST_WINDOW")
-    out.append("max(LAST_WINDOW) AS LAST_WINDOW")
-    return (
-        f"WITH PER AS (SELECT {', '.join(per)} FROM {TABLE} WHERE {_run(run_id)} "
-        f"AND NOT {m.flag('is_fleet')} GROUP BY {m.col('worker')}) "
-        f"SELECT {', '.join(out)} FROM PER"
+    sql = (
+        f"WITH {per}, H AS (SELECT max(LAST_END) AS FLEET_END FROM PER) "
+        f"SELECT {', '.join(out)} FROM PER CROSS JOIN H"
     )
+    return Statement(sql, b.params)
 
 
-def landed_count(run_id: str, sales_table: str) -> str:
-    """Rows of the run in the landing table (cheap: no row is compared with another)."""
-    return f"SELECT count(*) AS LANDED FROM {sales_table} WHERE {_run(run_id)}"
+def landed_count(
+    d: Dialect, run_id: str, sales_table: str, horizon_iso: str | None = None
+) -> Statement:
+    """Rows of the run in the landing table (cheap: no row is compared with another);
+    with ``horizon_iso``, those committed by then."""
+    b = Binder()
+    where = _run(b, run_id)
+    if horizon_iso is not None:
+        where += f" AND {d.commit_time} <= {d.timestamp(b, horizon_iso)}"
+    return Statement(f"SELECT count(*) AS LANDED FROM {sales_table} WHERE {where}", b.params)
 
 
-def landed(run_id: str, sales_table: str) -> str:
+def landed(run_id: str, sales_table: str) -> Statement:
     """Rows of the run in the landing table, and how many are duplicates (a distinct
     count of the run's TXIDs: it holds every one of them at once)."""
-    return (
+    b = Binder()
+    sql = (
         "SELECT count(*) AS LANDED, count(*) - count(DISTINCT TXID) AS DUPLICATES, "
-        f"count(DISTINCT TXID) AS DISTINCT_TXIDS FROM {sales_table} WHERE {_run(run_id)}"
+        f"count(DISTINCT TXID) AS DISTINCT_TXIDS FROM {sales_table} WHERE {_run(b, run_id)}"
     )
+    return Statement(sql, b.params)

@@ -6,8 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from . import charts
 from . import metrics_sql as m
 from .common import load, pick_run, show_page
+from .refresh import RunState
+from .run_progress import from_workers
 from .sales_sql import TABLE as SALES_TABLE
 from .source import DataSource, NoData
 
@@ -17,21 +20,25 @@ TITLE = "Run"
 NO_METRICS = "No metrics yet for this run"
 TARGET = "target MB/s"
 STALE_MIN_S = 10.0
-#: Up to this many landed rows, duplicates and lost are counted on every refresh: that
-#: needs a distinct count of the run's TXIDs, ~0.4 s for 2M rows on 2 cores and ~3 s for
-#: 20M (benches/bench_dashboard.py); above it, a toggle asks for it.
+#: Up to this many landed rows, duplicates and lost are counted once the run is over:
+#: that needs a distinct count of the run's TXIDs, ~0.4 s for 2M rows on 2 cores and
+#: ~3 s for 20M (benches/bench_dashboard.py); above it, a toggle asks for it.
 DISTINCT_AUTO_ROWS = 2_000_000
 METRIC_COLUMNS = 4
 _COUNTS = (("RESENDS", "Resends"), ("SDK_RETRIES", "SDK retries"), ("ERRORS", "Errors"))
-#: Charts: (title, series labels as written by metrics_sql.SERIES)
+#: Charts: (title, y axis, series labels as written by metrics_sql.SERIES)
 CHARTS = (
-    ("Throughput (MB/s)", ("MB/s", TARGET)),
-    ("Rows/s", ("rows/s",)),
-    ("Workers reporting", ("workers reporting",)),
-    ("Batch ack latency (ms)", ("ack p50 ms", "ack p99 ms")),
-    ("Ingest-to-visible (ms)", ("ingest-to-visible p50 ms", "ingest-to-visible p99 ms")),
-    ("Behind schedule (ms)", ("behind schedule p99 ms", "behind schedule max ms")),
-    ("Resends, SDK retries, errors", ("resends", "SDK retries", "errors")),
+    ("Throughput (MB/s)", "MB/s", ("MB/s", TARGET)),
+    ("Rows/s", "rows/s", ("rows/s",)),
+    ("Workers reporting", "workers", ("workers reporting",)),
+    ("Batch ack latency (ms)", "ms", ("ack p50 ms", "ack p99 ms")),
+    ("Ingest-to-visible (ms)", "ms", ("ingest-to-visible p50 ms", "ingest-to-visible p99 ms")),
+    ("Behind schedule (ms)", "ms", ("behind schedule p99 ms", "behind schedule max ms")),
+    ("Resends, SDK retries, errors", "count", ("resends", "SDK retries", "errors")),
+)
+RATE_HELP = (
+    "bytes acknowledged over the sending window: from the first send to the end of "
+    "sending (while the run goes on, to the latest window)"
 )
 
 
@@ -51,19 +58,19 @@ def _columns(src: DataSource) -> m.MetricsColumns | None:
     return resolved
 
 
-def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
-    t = load(src, m.totals(src.dialect, run_id, cols), times=("FIRST_WINDOW", "LAST_WINDOW"))
-    t = t.iloc[0]
+def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns, stale_s: float) -> pd.Series:
+    times = ("FIRST_WINDOW", "LAST_WINDOW", "HORIZON")
+    t = load(src, m.totals(src.dialect, run_id, cols, stale_s), times=times).iloc[0]
     shown = st.columns(METRIC_COLUMNS)  # 4 a row: "8,209,768" fits at 1400 px, not at 6
     shown[0].metric("Workers", f"{int(t['WORKERS'])}")
     if "ROWS" in t:
         shown[1].metric("Rows appended", f"{int(t['ROWS'] or 0):,}")
     if "BYTES" in t:
         shown[2].metric("GB appended", f"{(t['BYTES'] or 0) / 1e9:,.3f}")
-        if "FIRST_WINDOW" in t and pd.notna(t["FIRST_WINDOW"]):
-            secs = (t["LAST_WINDOW"] - t["FIRST_WINDOW"]).total_seconds()
-            if secs > 0:
-                shown[3].metric("Mean MB/s", f"{(t['BYTES'] or 0) / secs / 1e6:,.1f}")
+    if pd.notna(t.get("MB_PER_S")):
+        shown[3].metric(
+            "MB/s", f"{float(t['MB_PER_S']):,.1f}", help=f"The run's rate: {RATE_HELP}."
+        )
     counts = [(k, label) for k, label in _COUNTS if k in t]
     for col, (key, label) in zip(st.columns(METRIC_COLUMNS), counts, strict=False):
         col.metric(label, f"{int(t[key] or 0):,}")
@@ -78,7 +85,7 @@ def _lost_unknown(cols: m.MetricsColumns, workers: pd.DataFrame) -> str:
     """Why lost cannot be known yet: which workers sent no summary (their whole-run
     generated-row count), or that the table has no summary rows at all."""
     if not cols.has("is_summary"):
-        return f"{m.TABLE} has no summary rows (no IS_SUMMARY column: an older monitor)"
+        return "the workers' summaries are not in the metrics table"
     pending = workers[~workers["HAS_SUMMARY"].fillna(False).astype(bool)]
     ids = ", ".join(str(int(i)) for i in pending["WORKER_ID"])
     return f"no summary yet from worker(s) {ids} (still running, or ended without one)"
@@ -90,19 +97,40 @@ def _landed(
     cols: m.MetricsColumns,
     totals: pd.Series,
     workers: pd.DataFrame,
+    over: bool,
 ) -> None:
-    """Landed (a count), and duplicates and lost (a distinct count of TXIDs) when the run
-    is small enough to count them on every refresh, or when asked."""
-    count = int(load(src, m.landed_count(run_id, SALES_TABLE))["LANDED"].iloc[0])
+    """Landed (a count), and duplicates and lost (a distinct count of TXIDs) once the
+    run is over, when it is small enough to count them unasked or when asked.
+
+    While workers are sending, landed counts the rows committed by the time up to which
+    every one of them has reported its windows (``HORIZON``): rows that landed by then
+    were appended in windows the totals hold, so Landed never exceeds Rows appended."""
+    horizon = totals.get("HORIZON")
+    upto = horizon.isoformat() if isinstance(horizon, pd.Timestamp) and not over else None
+    stmt = m.landed_count(src.dialect, run_id, SALES_TABLE, upto)
+    count = int(load(src, stmt)["LANDED"].iloc[0])
     shown = st.columns(METRIC_COLUMNS)
     help_landed = f"the run's rows in {SALES_TABLE}"
-    if count > DISTINCT_AUTO_ROWS and not st.toggle(
-        f"Count duplicates and lost (compares the run's {count:,} TXIDs: seconds on tens "
-        "of millions of rows)",
-        key="count_landed",
+    if upto is not None:
+        help_landed += f", committed by {horizon:%H:%M:%S} UTC"
+        st.caption(
+            f"Landed: the rows committed by {horizon:%H:%M:%S} UTC, up to where every "
+            "sending worker has reported; duplicates and lost are counted once the run "
+            "is over."
+        )
+    if upto is not None or (
+        count > DISTINCT_AUTO_ROWS
+        and not st.toggle(
+            f"Count duplicates and lost (compares the run's {count:,} TXIDs: seconds on "
+            "tens of millions of rows)",
+            key="count_landed",
+        )
     ):
         shown[0].metric("Landed", f"{count:,}", help=help_landed)
-        st.caption(f"Duplicates and lost are counted on request above {DISTINCT_AUTO_ROWS:,} rows.")
+        if upto is None:
+            st.caption(
+                f"Duplicates and lost are counted on request above {DISTINCT_AUTO_ROWS:,} rows."
+            )
         return
     got = load(src, m.landed(run_id, SALES_TABLE)).iloc[0]
     shown[0].metric("Landed", f"{int(got['LANDED']):,}", help=help_landed)
@@ -134,27 +162,26 @@ def _target(src: DataSource, run_id: str, cols: m.MetricsColumns) -> float:
     )
 
 
-def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
+def _series(src: DataSource, run_id: str, cols: m.MetricsColumns, window: float | None) -> None:
     d = src.dialect
     df = pd.DataFrame()
     if cols.has("is_fleet"):
         df = load(src, m.fleet_series(d, run_id, cols, 1), times=("T",))
         how = "the monitor's fleet rows (percentiles from merged histograms)"
     if df.empty:
-        window = load(src, m.window_seconds(d, run_id, cols))["WINDOW_S"].iloc[0]
-        bucket_s = max(1, round(float(window))) if pd.notna(window) else 1
+        bucket_s = max(1, round(window)) if window else 1
         df = load(src, m.fleet_series(d, run_id, cols, bucket_s, fleet_rows=False), times=("T",))
         how = f"the workers' windows per {bucket_s} s (rates summed, latencies: worst worker)"
     if df.empty:
         st.info(f"{NO_METRICS}: no windows yet.")
         return
-    st.caption(f"Per window, from {how}.")
+    st.caption(f"Per window, from {how}. Times in UTC.")
     target = _target(src, run_id, cols)
     if target > 0 and "workers reporting" in df.columns:
         df[TARGET] = target * df["workers reporting"]
     grid = st.columns(2)
     drawn = 0
-    for title, labels in CHARTS:
+    for title, y_title, labels in CHARTS:
         present = [c for c in labels if c in df.columns]
         if not present:
             continue
@@ -164,17 +191,13 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns) -> None:
             if (values == 0).all().all():  # a flat line at 0 reads worse than the words
                 st.caption(f"0 in every window ({', '.join(present)}).")
             else:
-                st.line_chart(df, x="T", y=present, x_label="window end (UTC)")
+                plot = df[["T"]].assign(**{c: values[c] for c in present})
+                chart = charts.lines(plot, present, "window end (UTC)", y_title)
+                st.altair_chart(chart, width="stretch")
         drawn += 1
     with st.expander("table"):
-        st.dataframe(df, hide_index=True, key="fleet_series")
-
-
-_NO_UNACKED_COLUMN = (
-    f"Unacked rows: {m.TABLE} has no column for them ({m.CONCEPTS['unacked'][0]}); "
-    f"'{m.UNACKED_AT_END}' is what a finished worker's summary says."
-)
-_IN_FLIGHT = " 'in flight bytes': sent and not yet acknowledged as its latest window ended."
+        shown = df.assign(T=charts.utc_text(df["T"])).rename(columns={"T": "window end (UTC)"})
+        st.dataframe(shown, hide_index=True, key="fleet_series")
 
 
 def _why(w: pd.Series) -> str:
@@ -182,16 +205,17 @@ def _why(w: pd.Series) -> str:
         return str(w["ERROR"])
     when = w.get("LAST_WINDOW_END")
     at = f" at {when:%H:%M:%S} UTC" if isinstance(when, pd.Timestamp) else ""
-    errors = w.get("errors")
-    counted = f", {int(errors)} error(s) in its last window" if pd.notna(errors) else ""
+    errors = w.get("LAST_WINDOW_ERRORS")
+    counted = f", {int(errors)} error(s) in its last window" if pd.notna(errors) and errors else ""
     return f"it stopped reporting{at}{counted}"
 
 
-def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.DataFrame:
+#: The per-worker table's columns only the page uses.
+_HIDDEN = ("LAST_WINDOW_ERRORS", "ERROR")
+
+
+def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns, stale_s: float) -> pd.DataFrame:
     st.subheader("Workers (slowest first)")
-    window = load(src, m.window_seconds(src.dialect, run_id, cols))["WINDOW_S"].iloc[0]
-    # three windows without a line: the worker stopped (or its lines are not getting through)
-    stale_s = max(STALE_MIN_S, 3 * float(window)) if pd.notna(window) else STALE_MIN_S
     df = load(src, m.workers(src.dialect, run_id, cols, stale_s), times=("LAST_WINDOW_END",))
     for _, w in df[df["STATE"] == "failed"].iterrows():
         st.error(f"Worker {int(w['WORKER_ID'])} failed: {_why(w)}")
@@ -199,27 +223,46 @@ def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.DataFra
     if not missing.empty:
         ids = ", ".join(str(int(i)) for i in missing["WORKER_ID"])
         st.warning(f"No window for {stale_s:.0f} s from worker(s) {ids}.")
-    st.dataframe(df, hide_index=True, key="workers")
-    if not cols.has("unacked"):
-        st.caption(_NO_UNACKED_COLUMN + (_IN_FLIGHT if cols.has("in_flight") else ""))
+    shown = df.drop(columns=[c for c in _HIDDEN if c in df.columns])
+    shown["LAST_WINDOW_END"] = charts.utc_text(shown["LAST_WINDOW_END"])
+    st.dataframe(
+        shown, hide_index=True, key="workers",
+        column_config={
+            "MB/s": st.column_config.NumberColumn("MB/s", format="%.2f", help=RATE_HELP),
+            "rows/s": st.column_config.NumberColumn("rows/s", format="%.0f"),
+            "LAST_WINDOW_END": "last window end (UTC)",
+            "HAS_SUMMARY": "summary",
+        },
+    )  # fmt: skip
+    st.caption(
+        "MB/s and rows/s: the worker's whole run so far. Latency, CPU, RSS and in-flight "
+        "bytes: its latest window. Resends, SDK retries and errors: its whole run."
+    )
     return df
 
 
-def _body(src: DataSource) -> None:
+def _body(src: DataSource) -> RunState | None:
     cols = _columns(src)
     if cols is None:
-        return
-    runs = load(src, m.runs(src.dialect), times=("LAST_WINDOW",))
+        return None
+    d = src.dialect
+    runs = load(src, m.runs(d), times=("LAST_WINDOW",))
     if runs.empty:
         st.info(f"{NO_METRICS}: {m.TABLE} is empty.")
-        return
+        return None
     run_id = pick_run(list(runs["RUN_ID"]), key="metrics_run")
-    totals = _totals(src, run_id, cols)
+    got = load(src, m.window_seconds(d, run_id, cols))["WINDOW_S"].iloc[0]
+    window = float(got) if pd.notna(got) else None
+    # three windows without a line: the worker stopped (or its lines are not getting through)
+    stale_s = max(STALE_MIN_S, 3 * window) if window else STALE_MIN_S
+    totals = _totals(src, run_id, cols, stale_s)
     landed = st.container()  # beside the totals, filled last (it scans the sales table)
-    _series(src, run_id, cols)
-    workers = _workers(src, run_id, cols)
+    _series(src, run_id, cols, window)
+    workers = _workers(src, run_id, cols, stale_s)
+    state = from_workers(src, workers["STATE"])
     with landed:
-        _landed(src, run_id, cols, totals, workers)
+        _landed(src, run_id, cols, totals, workers, state.over)
+    return state
 
 
 def main() -> None:

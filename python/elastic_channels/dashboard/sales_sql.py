@@ -1,164 +1,133 @@
 """The "Resort sales" queries: every figure aggregated by SQL on the target.
 
-Each function returns one SQL string for a :class:`~.dialect.Dialect`; only what is
-drawn comes back (a few dozen rows at most), so the pages stay fast on tens of
-millions of rows. ``run_id=None`` means every run in the table.
+Two aggregates cover every figure but the latest sales: :func:`runs_aggregate` (per
+run: sales, revenue, first and last sale, last commit) and :data:`SALES_MIX` (sales
+and revenue per resort, category, customer type and payment method: a few thousand
+rows; every breakdown the page draws is a sum of them, see ``sales_figures``). Both are
+sums, minimums and maximums, so while a run goes on they are kept and each refresh
+reads only the rows committed since the last one (``running_aggregate``). The latest
+sales and their ingest-to-visible delay read only the rows committed in the last
+:data:`RECENT_WINDOW_S` seconds. ``run_id=None`` means every run in the table.
 
-A resort's region (state or province) is not a column of the table: it comes from the
-model (``model.RESORTS``) as a ``(VALUES ...)`` list joined on the target, after the
-rows are aggregated per resort.
+Each query is a :class:`~.statement.Statement`: the run id and times are bound.
 """
 
 from __future__ import annotations
 
-from ..model import RESORTS, TABLE_NAME
-from .dialect import Dialect, sql_string
+import pandas as pd
+
+from ..model import TABLE_NAME
+from .aggregate import Aggregate
+from .dialect import Dialect
+from .statement import Binder, Statement
 
 __all__ = [
-    "BUCKETS_S",
     "LATEST_SALES_LIMIT",
     "RECENT_WINDOW_S",
-    "bucket_seconds",
-    "category_mix",
-    "customer_payment_mix",
+    "SALES_MIX",
+    "all_runs",
     "latest_sales",
     "recent_delay",
-    "resorts",
     "runs",
-    "totals",
+    "runs_aggregate",
+    "runs_list",
+    "sales_mix",
 ]
 
 TABLE = TABLE_NAME
 LATEST_SALES_LIMIT = 50
-#: Ingest-to-visible is summarised over rows committed this long before the latest commit.
-RECENT_WINDOW_S = 60
-#: Bucket widths for the mix over time: the smallest giving at most ``MAX_BUCKETS``.
-BUCKETS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
-MAX_BUCKETS = 60
-
-_REGIONS = ", ".join(f"({sql_string(r.name)}, {sql_string(r.region)})" for r in RESORTS)
-REGIONS_SQL = f"(VALUES {_REGIONS}) AS R(RESORT_NAME, REGION)"
+#: Ingest-to-visible and the latest sales: the rows committed this long before the
+#: latest commit.
+RECENT_WINDOW_S = 10
+RUNS_LIMIT = 50
+_RUN_TIMES = ("FIRST_SALE", "LAST_SALE", "LAST_COMMIT")
 
 
-def where_run(run_id: str | None) -> str:
-    return "TRUE" if run_id is None else f"RUN_ID = {sql_string(run_id)}"
+def where_run(b: Binder, run_id: str | None) -> str:
+    return "TRUE" if run_id is None else f"RUN_ID = {b(run_id)}"
 
 
-def bucket_seconds(span_s: float) -> int:
-    """The bucket width that draws ``span_s`` seconds in at most ``MAX_BUCKETS`` buckets."""
-    for b in BUCKETS_S:
-        if span_s / b <= MAX_BUCKETS:
-            return b
-    return BUCKETS_S[-1]
+def runs_aggregate(d: Dialect) -> Aggregate:
+    """Per run: ``SALES``, ``REVENUE``, ``FIRST_SALE``, ``LAST_SALE``, ``LAST_COMMIT``."""
+    measures = (
+        ("SALES", "count", "*"), ("REVENUE", "sum", "AMOUNT"),
+        ("FIRST_SALE", "min", "SALE_TIME"), ("LAST_SALE", "max", "SALE_TIME"),
+        ("LAST_COMMIT", "max", d.commit_time),
+    )  # fmt: skip
+    return Aggregate(f"runs_{d.name}", TABLE, ("RUN_ID",), measures, _RUN_TIMES)
 
 
-def runs(d: Dialect, limit: int = 50) -> str:
-    """The runs in the table, latest first, each with its headline figures (one scan)."""
-    return (
-        "SELECT RUN_ID, count(*) AS SALES, sum(AMOUNT) AS REVENUE, "
-        "min(SALE_TIME) AS FIRST_SALE, max(SALE_TIME) AS LAST_SALE, "
-        f"max({d.commit_time}) AS LAST_COMMIT, "
-        f"{d.diff_ms('min(SALE_TIME)', 'max(SALE_TIME)')} AS SPAN_MS "
-        f"FROM {TABLE} GROUP BY RUN_ID ORDER BY LAST_SALE DESC, RUN_ID LIMIT {int(limit)}"
-    )
+#: Per resort, category, customer type and payment method: ``SALES``, ``REVENUE``.
+SALES_MIX = Aggregate(
+    "sales_mix",
+    TABLE,
+    ("RESORT", "CATEGORY", "CUSTOMER_TYPE", "PAYMENT_METHOD"),
+    (("SALES", "count", "*"), ("REVENUE", "sum", "AMOUNT")),
+)
 
 
-def totals(d: Dialect, run_id: str | None) -> str:
-    """The headline figures of one run (or of every run), as :func:`runs` gives them."""
-    return (
-        "SELECT count(*) AS SALES, sum(AMOUNT) AS REVENUE, "
-        "min(SALE_TIME) AS FIRST_SALE, max(SALE_TIME) AS LAST_SALE, "
-        f"max({d.commit_time}) AS LAST_COMMIT, "
-        f"{d.diff_ms('min(SALE_TIME)', 'max(SALE_TIME)')} AS SPAN_MS "
-        f"FROM {TABLE} WHERE {where_run(run_id)}"
-    )
+def runs(d: Dialect) -> Statement:
+    """The runs in the table and their headline figures, in one full read."""
+    return runs_aggregate(d).statement(d, None, None, None)
 
 
-def resorts(d: Dialect, run_id: str | None) -> str:
-    """Per resort and per region (state or province), in one scan of the rows.
-
-    ``KIND`` is ``RESORT`` or ``REGION``; ``NAME`` the resort or region; ``REVENUE``,
-    ``SALES``, ``REVENUE_PCT`` (share of all revenue), ``PASSHOLDER_PCT`` (share of its
-    sales made by passholders), ``PASSHOLDER_REVENUE_PCT``, ``RESORTS`` (selling, per
-    region). Rows are by kind, then revenue, largest first.
-    """
-    ph = "CUSTOMER_TYPE = 'PASSHOLDER'"
-    per_resort = (
-        "SELECT RESORT, sum(AMOUNT) AS REVENUE, count(*) AS SALES, "
-        f"sum(CASE WHEN {ph} THEN 1 ELSE 0 END) AS PH_SALES, "
-        f"sum(CASE WHEN {ph} THEN AMOUNT ELSE 0 END) AS PH_REVENUE "
-        f"FROM {TABLE} WHERE {where_run(run_id)} GROUP BY RESORT"
-    )
-    joined = (
-        "SELECT B.*, coalesce(R.REGION, 'unknown') AS REGION, "
-        "sum(B.REVENUE) OVER () AS ALL_REVENUE "
-        f"FROM B LEFT JOIN {REGIONS_SQL} ON R.RESORT_NAME = B.RESORT"
-    )
-    return (
-        f"WITH B AS ({per_resort}), J AS ({joined}), U AS ("
-        "SELECT 'RESORT' AS KIND, RESORT AS NAME, REGION, REVENUE, SALES, "
-        "100.0 * REVENUE / ALL_REVENUE AS REVENUE_PCT, "
-        "100.0 * PH_SALES / SALES AS PASSHOLDER_PCT, "
-        "100.0 * PH_REVENUE / REVENUE AS PASSHOLDER_REVENUE_PCT, 1 AS RESORTS FROM J "
-        "UNION ALL "
-        "SELECT 'REGION', REGION, REGION, sum(REVENUE), sum(SALES), "
-        "100.0 * sum(REVENUE) / max(ALL_REVENUE), 100.0 * sum(PH_SALES) / sum(SALES), "
-        "100.0 * sum(PH_REVENUE) / sum(REVENUE), count(*) FROM J GROUP BY REGION) "
-        "SELECT * FROM U ORDER BY KIND DESC, REVENUE DESC, NAME"
-    )
+def sales_mix(d: Dialect, run_id: str | None) -> Statement:
+    """:data:`SALES_MIX` of one run (every run's with None), in one full read."""
+    return SALES_MIX.statement(d, run_id, None, None)
 
 
-def category_mix(d: Dialect, run_id: str | None, bucket_s: int) -> str:
-    """Revenue and sales per category per time bucket of SALE_TIME."""
-    bucket = d.bucket("SALE_TIME", bucket_s)
-    return (
-        f"SELECT {bucket} AS BUCKET, CATEGORY, sum(AMOUNT) AS REVENUE, count(*) AS SALES "
-        f"FROM {TABLE} WHERE {where_run(run_id)} GROUP BY {bucket}, CATEGORY "
-        "ORDER BY BUCKET, CATEGORY"
-    )
+def runs_list(per_run: pd.DataFrame) -> pd.DataFrame:
+    """The runs of :func:`runs_aggregate`, latest sale first (at most ``RUNS_LIMIT``)."""
+    if per_run.empty:
+        return per_run
+    out = per_run.copy()
+    for c in _RUN_TIMES:
+        out[c] = pd.to_datetime(out[c], utc=True)
+    out = out.sort_values(["LAST_SALE", "RUN_ID"], ascending=[False, True], ignore_index=True)
+    return out.head(RUNS_LIMIT)
 
 
-def customer_payment_mix(d: Dialect, run_id: str | None) -> str:
-    """Sales and revenue per customer type and per payment method, in one scan.
-
-    ``KIND`` says which grouping a row belongs to (``CUSTOMER_TYPE`` or
-    ``PAYMENT_METHOD``), ``NAME`` its value; ``SALES_PCT`` is its share of all sales.
-    """
-    return (
-        "SELECT CASE WHEN GROUPING(CUSTOMER_TYPE) = 0 THEN 'CUSTOMER_TYPE' "
-        "ELSE 'PAYMENT_METHOD' END AS KIND, "
-        "coalesce(CUSTOMER_TYPE, PAYMENT_METHOD) AS NAME, count(*) AS SALES, "
-        "sum(AMOUNT) AS REVENUE, "
-        "100.0 * count(*) / sum(count(*)) OVER (PARTITION BY GROUPING(CUSTOMER_TYPE)) "
-        "AS SALES_PCT "
-        f"FROM {TABLE} WHERE {where_run(run_id)} "
-        "GROUP BY GROUPING SETS ((CUSTOMER_TYPE), (PAYMENT_METHOD)) "
-        "ORDER BY KIND, SALES DESC, NAME"
-    )
+def all_runs(per_run: pd.DataFrame) -> pd.Series:
+    """The headline figures of every run together."""
+    return pd.Series({
+        "SALES": int(per_run["SALES"].sum()), "REVENUE": float(per_run["REVENUE"].sum()),
+        "FIRST_SALE": per_run["FIRST_SALE"].min(), "LAST_SALE": per_run["LAST_SALE"].max(),
+        "LAST_COMMIT": per_run["LAST_COMMIT"].max(),
+    })  # fmt: skip
 
 
-def latest_sales(d: Dialect, run_id: str | None, limit: int = LATEST_SALES_LIMIT) -> str:
-    """The most recently visible sales, with their ingest-to-visible delay."""
-    return (
-        "SELECT TXID, RESORT, CATEGORY, ITEM, CUSTOMER_TYPE, PAYMENT_METHOD, QUANTITY, "
-        f"AMOUNT, SALE_TIME, {d.commit_time} AS COMMIT_TIME, "
-        f"{d.diff_ms('SALE_TIME', d.commit_time)} AS DELAY_MS "
-        f"FROM {TABLE} WHERE {where_run(run_id)} "
+def _recent(d: Dialect, b: Binder, run_id: str | None, last_commit_iso: str) -> str:
+    run = where_run(b, run_id)  # bound first: it comes first in the text
+    since = d.minus_seconds(d.timestamp(b, last_commit_iso), RECENT_WINDOW_S)
+    return f"{run} AND {d.commit_time} >= {since}"
+
+
+def latest_sales(
+    d: Dialect, run_id: str | None, last_commit_iso: str, limit: int = LATEST_SALES_LIMIT
+) -> Statement:
+    """The most recently visible sales, with their ingest-to-visible delay, among the
+    rows committed in the :data:`RECENT_WINDOW_S` seconds before ``last_commit_iso``."""
+    b = Binder()
+    recent = _recent(d, b, run_id, last_commit_iso)
+    sql = (
+        "SELECT SALE_TIME, RESORT, CATEGORY, ITEM, QUANTITY, AMOUNT, CUSTOMER_TYPE, "
+        f"PAYMENT_METHOD, {d.diff_ms('SALE_TIME', d.commit_time)} AS DELAY_MS, TXID, "
+        f"{d.commit_time} AS COMMIT_TIME FROM {TABLE} WHERE {recent} "
         f"ORDER BY {d.commit_time} DESC, TXID LIMIT {int(limit)}"
     )
+    return Statement(sql, b.params)
 
 
-def recent_delay(
-    d: Dialect, run_id: str | None, last_commit_iso: str, window_s: int = RECENT_WINDOW_S
-) -> str:
-    """Ingest-to-visible p50/p99 (ms) of the rows committed in the ``window_s`` seconds
-    before ``last_commit_iso`` (the latest commit, from :func:`runs`: a constant lets the
-    target skip the older rows by their commit-time statistics)."""
+def recent_delay(d: Dialect, run_id: str | None, last_commit_iso: str) -> Statement:
+    """Ingest-to-visible p50/p99 (ms) of the rows committed in the :data:`RECENT_WINDOW_S`
+    seconds before ``last_commit_iso`` (the latest commit, from :func:`runs`: a constant
+    lets the target skip the older rows by their commit-time statistics)."""
+    b = Binder()
     delay = d.diff_ms("SALE_TIME", d.commit_time)
-    latest = d.timestamp(last_commit_iso)
-    return (
+    recent = _recent(d, b, run_id, last_commit_iso)
+    sql = (
         f"SELECT count(*) AS SALES, {d.approx_quantile(delay, 0.5)} AS DELAY_P50_MS, "
         f"{d.approx_quantile(delay, 0.99)} AS DELAY_P99_MS, max({delay}) AS DELAY_MAX_MS "
-        f"FROM {TABLE} WHERE {where_run(run_id)} "
-        f"AND {d.commit_time} >= {d.minus_seconds(latest, window_s)}"
+        f"FROM {TABLE} WHERE {recent}"
     )
+    return Statement(sql, b.params)

@@ -4,7 +4,9 @@
 query`` does: through the running server's authenticated control query API while an
 emulator serves that dir (only its process may open the DuckDB file then), and
 read-only on the file once it stopped. A run starting or stopping between the check and
-the query is retried once on the other path.
+the query is retried once on the other path. Values are bound (``?``) on the files;
+the control query API takes SQL text only, so for it they are written in by DuckDB's
+complete rules (:func:`~.statement.duckdb_text`).
 
 Offline, the concurrent readers of one file share one read-only connection
 (:class:`_SharedStore`), opened by the first and closed by the last: opening the file
@@ -28,11 +30,13 @@ import pandas as pd
 
 from ..emulator.control import ControlClient, ControlError, running_server
 from ..emulator.emulator import DB_FILE, rows_as_json_lines
+from ..emulator.sql.guard import QueryRefused, check_query
 from ..emulator.storage.store import Store
 from ..model import COLUMNS, TABLE_NAME
 from .dialect import DUCKDB, Dialect
+from .statement import Statement, duckdb_text
 
-__all__ = ["DataSource", "EmulatorSource", "NoData", "QueryError", "frame"]
+__all__ = ["DataSource", "EmulatorSource", "NoData", "QueryError", "frame", "statement"]
 
 
 class QueryError(Exception):
@@ -67,8 +71,13 @@ def frame(
     return df
 
 
+def statement(query: Statement | str) -> Statement:
+    """A query as a :class:`Statement` (plain SQL text binds nothing)."""
+    return query if isinstance(query, Statement) else Statement(str(query))
+
+
 class DataSource:
-    """One target the dashboard reads: ``query(sql)`` returns a DataFrame."""
+    """One target the dashboard reads: ``query(statement)`` returns a DataFrame."""
 
     dialect: Dialect
     #: Shown under the page title: what is being read.
@@ -78,11 +87,12 @@ class DataSource:
     def description(self) -> str:
         return self._description
 
-    def rows(self, sql: str) -> list[dict[str, Any]]:
+    def rows(self, query: Statement | str) -> list[dict[str, Any]]:
+        """The rows of ``query``, its values bound by the target."""
         raise NotImplementedError
 
-    def query(self, sql: str, times: Sequence[str] = ()) -> pd.DataFrame:
-        return frame(self.rows(sql), times=times)
+    def query(self, query: Statement | str, times: Sequence[str] = ()) -> pd.DataFrame:
+        return frame(self.rows(query), times=times)
 
     def is_live(self) -> bool:
         """True while data may still be arriving (a server runs / an account)."""
@@ -90,6 +100,16 @@ class DataSource:
 
     def version(self) -> str | None:
         """A token that changes whenever the data may have (None: it may change any time)."""
+        return None
+
+    def change_token(self) -> str | None:
+        """A token that changes when new data may have come, found without a query
+        (None: there is no such cheap sign; only a query tells)."""
+        return None
+
+    def generation(self) -> str | None:
+        """Names what serves the data now: it changes when another server takes over
+        (whatever was read from the previous one is read again)."""
         return None
 
     @contextmanager
@@ -159,6 +179,9 @@ class EmulatorSource(DataSource):
         valid until a run (or anything else) writes to them."""
         if self.is_live():
             return None
+        return self._file_stamps()
+
+    def _file_stamps(self) -> str:
         parts = []
         for name in (DB_FILE, DB_FILE + ".wal"):
             try:
@@ -169,18 +192,28 @@ class EmulatorSource(DataSource):
             parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
         return ";".join(parts)
 
-    def _live(self, sql: str) -> bytes:
+    def generation(self) -> str | None:
+        """The serving emulator's process and port (None while none serves the dir)."""
+        info = running_server(self.data_dir)
+        return None if info is None else f"{info.get('pid')}:{info.get('port')}"
+
+    def change_token(self) -> str:
+        """Whether a server serves the dir, and the database files' sizes and times."""
+        return f"live:{self.is_live()};{self._file_stamps()}"
+
+    def _live(self, stmt: Statement) -> bytes:
+        # The control query API binds nothing: the values go in as DuckDB literals.
         return ControlClient(self.data_dir, timeout_s=self.timeout_s).call(
-            "POST", "query", {"sql": sql}
+            "POST", "query", {"sql": duckdb_text(stmt)}
         )
 
     @property
     def _db(self) -> Path:
         return (self.data_dir / DB_FILE).resolve()
 
-    def _offline(self, sql: str) -> bytes:
+    def _offline(self, stmt: Statement) -> bytes:
         with _SharedStore.held(self._db) as store:
-            return b"".join(rows_as_json_lines(*store.query(sql)))
+            return b"".join(rows_as_json_lines(*_bound_query(store, stmt)))
 
     @contextmanager
     def session(self) -> Iterator[None]:
@@ -198,22 +231,44 @@ class EmulatorSource(DataSource):
             if held:
                 _SharedStore.release(self._db)
 
-    def _once(self, sql: str) -> bytes:
+    def _once(self, stmt: Statement) -> bytes:
         if self.is_live():
-            return self._live(sql)
-        return self._offline(sql)
+            return self._live(stmt)
+        return self._offline(stmt)
 
-    def rows(self, sql: str) -> list[dict[str, Any]]:
+    def rows(self, query: Statement | str) -> list[dict[str, Any]]:
+        stmt = statement(query)
         try:
             try:
-                body = self._once(sql)
+                body = self._once(stmt)
             except Exception:
                 # A server may have started (the file is locked) or stopped (the port is
                 # gone) since the check: one more try picks the path that fits now.
-                body = self._once(sql)
+                body = self._once(stmt)
         except Exception as e:  # every failure is shown on the page, never a traceback
             message = f"{type(e).__name__}: {e}" if not isinstance(e, ControlError) else str(e)
             if any(h in message.lower() for h in _MISSING_TABLE_HINTS):
                 raise NoData(message) from None
             raise QueryError(f"query on {self.data_dir} failed: {message}") from None
         return [_DECODE.decode(line) for line in body.splitlines() if line.strip()]
+
+
+def _bound_query(store: Store, stmt: Statement) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Column names and rows of ``stmt`` on the store's read-only connection, its values
+    bound: the same read-only query of the tables the emulator's own query path allows
+    (its guard), in a read-only transaction."""
+    cur = store.connection.cursor()
+    try:
+        check_query(cur, stmt.sql)
+        cur.execute("BEGIN TRANSACTION READ ONLY")
+        try:
+            cur.execute(stmt.sql, list(stmt.params) if stmt.params else None)
+            if cur.description is None:
+                return [], []
+            return [d[0] for d in cur.description], cur.fetchall()
+        finally:
+            cur.execute("ROLLBACK")
+    except QueryRefused as e:
+        raise ControlError(f"query refused: {e}") from None
+    finally:
+        cur.close()
