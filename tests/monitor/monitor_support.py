@@ -88,10 +88,13 @@ class FakeWorker:
 
 
 @contextlib.contextmanager
-def sql_api_server(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, bytes]]:
+def sql_api_server(
+    con: duckdb.DuckDBPyConnection, max_body: int | None = None
+) -> Iterator[tuple[str, bytes]]:
     """``POST /api/v2/statements`` over HTTP on 127.0.0.1: the emulator's key-pair JWT
-    check (account EMU, user MONITOR) and its SQL API handler on ``con``. Yields the
-    base URL and the user's private key (PEM); stops when the block ends."""
+    check (account EMU, user MONITOR) and its SQL API handler on ``con``; a body over
+    ``max_body`` bytes is answered 413 as the emulator does. Yields the base URL and the
+    user's private key (PEM); stops when the block ends."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -113,7 +116,16 @@ def sql_api_server(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, bytes]
                 users.verify(auth[len("Bearer ") :])
             except AuthError as e:
                 return self._reply(401, {"code": "390144", "message": str(e)})
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            raw = self.rfile.read(int(self.headers["Content-Length"]))
+            if max_body is not None and len(raw) > max_body:
+                return self._reply(
+                    413,
+                    {
+                        "code": "ERR_REQUEST_TOO_LARGE",
+                        "message": f"body over the {max_body}-byte limit",
+                    },
+                )
+            body = json.loads(raw)
             return self._reply(*handle_statement(body, con))
 
         def _reply(self, status: int, body: Any) -> None:

@@ -148,10 +148,12 @@ def test_the_first_record_names_the_run_when_none_was_given():
     [
         ({"ack_hist_us": "HISTgarbage"}, "ack_hist_us"),
         ({"rows": -1}, "'rows' must be an int >= 0"),
-        ({"window_seconds": 0}, "window_seconds must be > 0"),
-        ({"end": 0.0}, "end before start"),
-        ({"worker_id": "7"}, "worker_id must be an int"),
+        ({"window_seconds": 0}, "'window_seconds' must be a number >= 0.001"),
+        ({"end": EPOCH0 + 4.5}, "'end' is before 'start'"),
+        ({"end": 0.0}, "'end' must be a number >= 946,684,800"),
+        ({"worker_id": "7"}, "'worker_id' must be an int"),
         ({"window_start": None}, "'window_start' must be a number"),
+        ({"cpu_pct": "abc"}, "'cpu_pct' must be a number"),
     ],
 )
 def test_a_malformed_record_is_skipped_with_its_reason(change, reason, caplog):

@@ -147,6 +147,8 @@ def _finish(monitor: Monitor, tries: int = 5) -> int:
         f"{monitor.garbage_lines} line(s) skipped, {monitor.other_run_lines} of other runs",
         file=sys.stderr,
     )
+    for sentence in monitor.tally.report():  # bad lines, refused rows, worker id clashes
+        print(f"monitor {monitor.run_id}: {sentence}", file=sys.stderr)
     if monitor.reader.error is not None:
         print(
             f"monitor {monitor.run_id}: ingest-to-visible unknown (NULL) where it could not "

@@ -15,6 +15,7 @@ query of it returns.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +26,8 @@ from .sink import SqlMetricsSink
 from .target import emulator_sink, sink_from
 
 __all__ = ["RunMonitor"]
+
+log = logging.getLogger("elastic_channels.monitor")
 
 
 class RunMonitor:
@@ -76,4 +79,6 @@ class RunMonitor:
         self.monitor.flush()
         self.monitor.wait_visible(visible_wait_s)
         self.monitor.flush(final=True)
+        for sentence in self.monitor.tally.report():  # what was set aside, if anything
+            log.warning("monitor %s: %s", self.monitor.run_id, sentence)
         return self.monitor.fleet_windows()

@@ -7,7 +7,11 @@ fleet row once every expected worker reported it or ``grace_s`` passed after its
 late line rewrites it). Rows are upserted by (run, fleet/worker, window start), so lines
 seen twice, a monitor restarted from the start of the logs, or one that picks up
 where another left off (:meth:`Monitor.resume`), never count anything twice. A write
-that fails is kept and tried again on the next tick: faults lose nothing. Windows
+that fails is kept and tried again on the next tick: faults lose nothing. A line that
+cannot be used (a field mistyped or out of range, too long, too deep: see
+:mod:`.records`) is skipped, and a row the target refuses on its own is set aside
+(:mod:`.sink`): each is counted per worker and logged (:class:`~.tally.Tally`), and
+neither holds back any other row. Windows
 written ``prune_after_s`` ago are pruned to a stub, so memory does not grow with the
 run; a late line of one reads its lines back and updates its rows (see :mod:`.pruning`).
 
@@ -34,6 +38,7 @@ from .pruning import LATE_MARGIN_S
 from .records import LineError, parse
 from .sink import MetricsSink
 from .sql_client import SqlError
+from .tally import Tally
 from .visible import VisibleReader, wait_landed
 from .windows import Window
 
@@ -64,8 +69,10 @@ class Monitor:
         self.prune_after_s = grace_s + LATE_MARGIN_S if prune_after_s is None else prune_after_s
         #: Ingest-to-visible reads (off with ``visible=False``, or once the table refuses).
         self.reader = VisibleReader(sink, on=visible, settle_s=self.settle_s)
+        #: What was set aside: bad lines, refused rows, worker ids claimed twice.
+        self.tally = Tally()
         #: The run's lines held: windows, summaries, what is due (see :mod:`.intake`).
-        self.intake = Intake(expected_workers)
+        self.intake = Intake(expected_workers, self.tally)
         self.book = self.intake.book
         self.summaries = self.intake.summaries
         self._clock = clock
@@ -73,7 +80,7 @@ class Monitor:
         #: print it as the run goes); not again when only ingest-to-visible is re-read.
         self.on_fleet = on_fleet
         self._lock = threading.RLock()
-        #: Lines that were not worker records, and records of another run.
+        #: Lines skipped (not worker records, or bad ones), and records of another run.
         self.garbage_lines = 0
         self.other_run_lines = 0
         self.rows_written = 0
@@ -92,8 +99,14 @@ class Monitor:
         try:
             record = parse(line)
         except LineError as e:
+            if e.run_id is not None and self.run_id is not None and e.run_id != self.run_id:
+                self.other_run_lines += 1
+                return False
             self.garbage_lines += 1
-            log.debug("skipped a line: %s", e)
+            if e.noise:
+                log.debug("skipped a line: %s", e)
+            else:
+                self.tally.bad_line(e.worker_id, str(e))
             return False
         if self.run_id is None:  # follow the run of the first record
             self.run_id = record["run_id"]
@@ -104,11 +117,11 @@ class Monitor:
         if record["run_id"] != self.run_id:
             self.other_run_lines += 1
             return False
+        if pod_name or node_name:
+            record = {**record, "pod_name": pod_name, "node_name": node_name}
         with self._lock:
             if record["type"] == "summary":
                 self.intake.take_summary(record)
-            elif pod_name or node_name:
-                self.intake.take_window({**record, "pod_name": pod_name, "node_name": node_name})
             else:
                 self.intake.take_window(record)
         return True
@@ -179,25 +192,39 @@ class Monitor:
         # Never raises: on failure the windows keep their visible figures unknown.
         for w in self.reader.read(self.run_id, fleet, now=now, final=final):
             fleet.append(self.book.windows.setdefault(w.window_start, w))  # later commits
+        lines, done, worker_rows = self.intake.due_rows()
+        fleet_dicts = [self._fleet(w) for w in fleet]
+        fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts if f is not None]
+        refused = []
         try:
-            lines, done, worker_rows = self.intake.due_rows()
-            fleet_dicts = [w.fleet() for w in fleet]
-            fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts]
             if worker_rows or fleet_rows:
-                self.sink.upsert(worker_rows + fleet_rows)
+                refused = self.sink.upsert(worker_rows + fleet_rows) or []
         except SqlError as e:
             self.last_error = str(e)
             log.warning("monitor: writing to the metrics table failed, will retry: %s", e)
             return 0
+        for r in refused:  # set aside: counted and logged, not tried again
+            self.tally.refused_row(r.row.get("WORKER_ID"), _what(r.row), r.reason)
         self.intake.written(lines, done)
         for w in fleet:
             w.fleet_written, w.fleet_dirty = True, False
         if self.on_fleet is not None:  # new and changed windows (not visible re-reads)
             for w, f in zip(fleet, fleet_dicts, strict=True):
-                if w.window_start in news:
+                if w.window_start in news and f is not None:
                     self.on_fleet(f)
-        self.rows_written += len(worker_rows) + len(fleet_rows)
-        return len(worker_rows) + len(fleet_rows)
+        n = len(worker_rows) + len(fleet_rows) - len(refused)
+        self.rows_written += n
+        return n
+
+    def _fleet(self, w: Window) -> dict[str, Any] | None:
+        """The window's fleet figures; None (counted and logged as a row set aside) if
+        its lines cannot be added up, which their checks should make impossible."""
+        try:
+            return w.fleet()
+        except (ArithmeticError, LookupError, TypeError, ValueError) as e:
+            log.exception("monitor: cannot add up the lines of window %s", w.window_start)
+            self.tally.refused_row(None, _what({"WINDOW_START": w.window_start}), repr(e))
+            return None
 
     def wait_visible(self, timeout_s: float = 120.0, poll_s: float = 2.0) -> bool:
         """Wait (at most ``timeout_s``) until every row the finished workers had
@@ -223,6 +250,16 @@ class Monitor:
 
     def pending(self) -> int:
         return self.intake.waiting() + len(self.book.due(float("inf"), 0))
+
+
+def _what(row: dict[str, Any]) -> str:
+    """Which row, for a message."""
+    if row.get("IS_SUMMARY"):
+        return f"the summary of pod {row.get('POD_NAME')}" if row.get("POD_NAME") else "summary"
+    start = row.get("WINDOW_START")
+    stamp = start.isoformat() if hasattr(start, "isoformat") else start
+    pod = f", pod {row['POD_NAME']}" if row.get("POD_NAME") else ""
+    return f"window {stamp}{pod}"
 
 
 def fleet_windows(sink: MetricsSink, run_id: str) -> list[dict[str, Any]]:

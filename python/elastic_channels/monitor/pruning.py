@@ -6,8 +6,8 @@ written, its ingest-to-visible read is final (or off), none of its lines wait to
 written, and ``prune_after_s`` (the grace period plus a margin for late lines) has
 passed since its end, its lines are dropped (:meth:`WindowArchive.drop`). What stays is a
 :class:`Pruned` stub: the window's length and ingest-to-visible figures, and for each
-worker that reported it, the worker id and an 8-byte digest of the line written (about
-12 bytes a worker).
+line of it, its worker id and an 8-byte digest of the line written (about 12 bytes a
+worker; two pods that claimed one worker id have an entry each).
 
 A line seen again for a pruned window (a log stream that reconnected and replays) matches
 its digest and changes nothing, without a query. A line that differs, or a worker's
@@ -65,16 +65,21 @@ class Pruned:
     __slots__ = ("digests", "visible", "window_seconds", "worker_ids")
     window_seconds: float
     visible: dict[str, Any]
-    #: Sorted worker ids, and their lines' digests in the same order (8 bytes each).
+    #: Sorted worker ids (one per line: an id claimed by two pods is there twice), and
+    #: their lines' digests in the same order (8 bytes each).
     worker_ids: array
     digests: bytes
 
     def holds(self, worker_id: int, line: dict[str, Any]) -> bool:
-        """Whether ``line`` is the one written for ``worker_id``."""
+        """Whether ``line`` is one written for ``worker_id``."""
         i = bisect.bisect_left(self.worker_ids, worker_id)
-        if i == len(self.worker_ids) or self.worker_ids[i] != worker_id:
-            return False
-        return self.digests[8 * i : 8 * i + 8] == line_digest(line)
+        digest = None
+        while i < len(self.worker_ids) and self.worker_ids[i] == worker_id:
+            digest = digest or line_digest(line)
+            if self.digests[8 * i : 8 * i + 8] == digest:
+                return True
+            i += 1
+        return False
 
 
 class WindowArchive:
@@ -91,10 +96,12 @@ class WindowArchive:
 
     def drop(self, w: Window) -> None:
         """Keep only the stub of ``w`` (a written window no line will change)."""
-        ids = sorted(w.lines)
+        from .windows import reporter_order
+
+        who = sorted(w.lines, key=reporter_order)
         self.stubs[w.window_start] = Pruned(
-            w.window_seconds, dict(w.visible), array("q", ids),
-            b"".join(line_digest(w.lines[i]) for i in ids),
+            w.window_seconds, dict(w.visible), array("q", [r[0] for r in who]),
+            b"".join(line_digest(w.lines[r]) for r in who),
         )  # fmt: skip
 
     def holds(self, line: dict[str, Any]) -> bool:
@@ -111,12 +118,19 @@ class WindowArchive:
     def restore(self, sink: MetricsSink, run_id: str, starts: Iterable[float]) -> list[Window]:
         """The pruned windows at ``starts`` in full again, their worker lines read back
         from the metrics table (SqlError if it cannot be read: nothing changes)."""
+        from .records import LineError, parse
+        from .windows import reporter
+
         out = []
         for ws in sorted(set(starts) & self.stubs.keys()):
-            held = sink.read_rows(run_id, fleet=False, window_start=ws)
-            lines = {
-                int(r["RAW"]["worker_id"]): r["RAW"] for r in held if isinstance(r["RAW"], dict)
-            }
+            lines = {}
+            for r in sink.read_rows(run_id, fleet=False, window_start=ws):
+                try:
+                    line = parse(r["RAW"], held=True) if isinstance(r["RAW"], dict) else None
+                except LineError:
+                    line = None  # not a line this monitor wrote: not taken
+                if line is not None:
+                    lines[reporter(line)] = line
             out.append(self._window(ws, lines=lines))
         for w in out:
             del self.stubs[w.window_start]

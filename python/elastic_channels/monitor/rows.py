@@ -119,7 +119,7 @@ def summary_row(
         "acked_rows": summary.get("rows_acked"),
         "acks": None,
         "in_flight_bytes": None,
-        "cpu_pct": round(100 * float(cpu) / seconds, 1) if cpu is not None and seconds else None,
+        "cpu_pct": None if cpu is None or seconds < 1e-3 else round(100 * float(cpu) / seconds, 1),
         "rss_mib": summary.get("peak_rss_mib"),
     }
     return _row(line, fleet=False, raw=summary, state=state, summary=True)

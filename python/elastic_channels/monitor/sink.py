@@ -2,14 +2,25 @@
 
 :class:`SqlMetricsSink` speaks Snowflake SQL through a :class:`~.sql_client.SqlClient`
 (the SQL API on an account, the same API on the emulator), so there is one code path
-for both. Rows are upserted with ``MERGE`` on (RUN_ID, IS_FLEET, WORKER_ID, IS_SUMMARY,
-WINDOW_START), a summary row on (RUN_ID, WORKER_ID, IS_SUMMARY) alone: writing a window
-or a summary again replaces its row, never adds one.
+for both. Rows are upserted with ``MERGE`` on (RUN_ID, IS_FLEET, WORKER_ID, POD_NAME,
+IS_SUMMARY, WINDOW_START), a summary row on (RUN_ID, WORKER_ID, POD_NAME, IS_SUMMARY)
+alone: writing a window or a summary again replaces its row, never adds one (two pods
+that claim one worker id have rows of their own).
+
+A statement holds at most CHUNK_ROWS rows and CHUNK_BYTES of values (the emulator takes
+request bodies up to 1 MiB). When the target refuses a statement for what it holds
+(HTTP 400, 413, 422: a value it cannot store, a body too large), the statement's rows
+are split in halves and written again, down to the single rows it refuses: those are
+set aside and returned with the target's reason, every other row is written. A target
+that fails as a whole (unreachable, the table gone) raises :class:`SqlError` and sets
+nothing aside.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..model import METRICS_TABLE_NAME, TABLE_NAME
@@ -17,11 +28,39 @@ from ..snowflake.ddl import METRICS_COLUMNS
 from .rows import WRITTEN_COLUMNS
 from .sql_client import SqlClient, SqlError, TypedNull
 
-__all__ = ["MetricsSink", "SqlMetricsSink"]
+__all__ = ["MetricsSink", "RefusedRow", "SqlMetricsSink"]
 
 #: Rows per MERGE statement (each row binds ~40 values).
 CHUNK_ROWS = 100
-_KEY = ("RUN_ID", "IS_FLEET", "WORKER_ID", "IS_SUMMARY", "WINDOW_START")
+#: Bytes of bound values per MERGE (as the request's JSON spells them), under the
+#: emulator's 1 MiB request cap with room for the statement's text.
+CHUNK_BYTES = 900_000
+#: HTTP statuses that refuse what a statement holds rather than say the target fails.
+REFUSALS = frozenset({400, 413, 422})
+_KEY = ("RUN_ID", "IS_FLEET", "WORKER_ID", "POD_NAME", "IS_SUMMARY", "WINDOW_START")
+
+
+@dataclass(frozen=True)
+class RefusedRow:
+    """A row the target refused on its own, and the target's words."""
+
+    row: dict[str, Any]
+    reason: str
+
+
+@dataclass
+class _Bound:
+    """A row, its values as bound, and their size in the request."""
+
+    row: dict[str, Any]
+    params: list[Any]
+    size: int
+
+
+@dataclass
+class _Attempt:
+    refused: list[RefusedRow] = field(default_factory=list)
+    probed: bool = False
 
 
 class MetricsSink(Protocol):
@@ -29,7 +68,7 @@ class MetricsSink(Protocol):
 
     def ensure_table(self) -> None: ...
 
-    def upsert(self, rows: Sequence[dict[str, Any]]) -> None: ...
+    def upsert(self, rows: Sequence[dict[str, Any]]) -> list[RefusedRow]: ...
 
     def read_rows(
         self,
@@ -121,11 +160,12 @@ class SqlMetricsSink:
         on = (  # rows written before IS_SUMMARY existed have it NULL: windows
             "T.RUN_ID = S.RUN_ID AND T.IS_FLEET = S.IS_FLEET AND "
             "COALESCE(T.WORKER_ID, -1) = COALESCE(S.WORKER_ID, -1) AND "
+            "COALESCE(T.POD_NAME, '') = COALESCE(S.POD_NAME, '') AND "
             "COALESCE(T.IS_SUMMARY, FALSE) = S.IS_SUMMARY AND "
             "(S.IS_SUMMARY OR T.WINDOW_START = S.WINDOW_START)"
         )
         # A summary row's span (WINDOW_START) may move; a window row's stays the same.
-        fixed = ("RUN_ID", "IS_FLEET", "WORKER_ID")
+        fixed = ("RUN_ID", "IS_FLEET", "WORKER_ID", "POD_NAME")
         updates = ", ".join(f"{n} = S.{n}" for n in names if n not in fixed)
         return (
             f"MERGE INTO {self.table} AS T USING (SELECT {source} FROM (VALUES {{values}}) "
@@ -135,20 +175,56 @@ class SqlMetricsSink:
             f"VALUES ({', '.join('S.' + n for n in names)}, CURRENT_TIMESTAMP())"
         )
 
-    def upsert(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Insert or replace rows (one per key: the last of duplicates wins)."""
+    def upsert(self, rows: Sequence[dict[str, Any]]) -> list[RefusedRow]:
+        """Insert or replace rows (one per key: the last of duplicates wins); the rows the
+        target refused, set aside (SqlError: the target failed as a whole)."""
         unique = list({_key_of(r): r for r in rows}.values())
         names = [n for n, _ in WRITTEN_COLUMNS]
         nulls = [TypedNull(_bind_type(t)) for _, t in WRITTEN_COLUMNS]
-        one = "(" + ", ".join("?" for _ in names) + ")"
-        for i in range(0, len(unique), CHUNK_ROWS):
-            chunk = unique[i : i + CHUNK_ROWS]
-            params: list[Any] = []
-            for r in chunk:
-                values = (r.get(n) for n in names)
-                params += [null if v is None else v for v, null in zip(values, nulls, strict=True)]
-            sql = self._merge_head.replace("{values}", ", ".join(one for _ in chunk))
-            self.client.execute(sql, params)
+        attempt = _Attempt()
+        chunk: list[_Bound] = []
+        for r in unique:
+            values = (r.get(n) for n in names)
+            params = [null if v is None else v for v, null in zip(values, nulls, strict=True)]
+            bound = _Bound(r, params, sum(_bound_size(v) for v in params))
+            if chunk and (
+                len(chunk) == CHUNK_ROWS or sum(b.size for b in chunk) + bound.size > CHUNK_BYTES
+            ):
+                self._write(chunk, attempt)
+                chunk = []
+            chunk.append(bound)
+        if chunk:
+            self._write(chunk, attempt)
+        return attempt.refused
+
+    def _write(self, chunk: list[_Bound], attempt: _Attempt) -> None:
+        """One MERGE of ``chunk``; refused for what it holds, each half again, down to
+        the single rows the target refuses."""
+        one = "(" + ", ".join("?" for _ in WRITTEN_COLUMNS) + ")"
+        sql = self._merge_head.replace("{values}", ", ".join(one for _ in chunk))
+        try:
+            self.client.execute(sql, [p for b in chunk for p in b.params])
+        except SqlError as e:
+            if e.status not in REFUSALS:
+                raise
+            if not attempt.probed:  # the rows' fault, or the table's?
+                self._probe(e)
+                attempt.probed = True
+            if len(chunk) == 1:
+                attempt.refused.append(RefusedRow(chunk[0].row, str(e)))
+                return
+            half = len(chunk) // 2
+            self._write(chunk[:half], attempt)
+            self._write(chunk[half:], attempt)
+
+    def _probe(self, refusal: SqlError) -> None:
+        """SqlError (the target failing as a whole) unless the table can be read."""
+        try:
+            self.client.execute(f"SELECT RUN_ID FROM {self.table} LIMIT 0")
+        except SqlError as e:
+            raise SqlError(
+                f"{refusal}; and the metrics table {self.table} cannot be read: {e}"
+            ) from None
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -216,6 +292,11 @@ class SqlMetricsSink:
             f"SELECT COUNT(*) AS N FROM {self.landing_table} WHERE RUN_ID = ?", [run_id]
         )
         return int(result.rows[0][0]) if result.rows else 0
+
+
+def _bound_size(value: Any) -> int:
+    """A bound value's bytes in the request's JSON, or more (its binding's wrapping)."""
+    return 48 + (len(json.dumps(value)) if isinstance(value, str) else 32)
 
 
 def _bind_type(sf_type: str) -> str:

@@ -41,7 +41,12 @@ Transport = Callable[[str, str, Any], "tuple[int, Any]"]
 
 
 class SqlError(Exception):
-    """A statement failed; the message has the server's code and words."""
+    """A statement failed; the message has the server's code and words, ``status`` the
+    HTTP status it was answered with (None: no answer, or none that says)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -163,7 +168,7 @@ class SqlApiClient:
             time.sleep(self._poll_s)
             status, reply = self._transport("GET", self._status_url(reply), None)
         if status != 200 or not isinstance(reply, dict) or "resultSetMetaData" not in reply:
-            raise SqlError(_error_text(status, reply, statement))
+            raise SqlError(_error_text(status, reply, statement), status)
         return self._result(reply)
 
     @staticmethod
@@ -182,7 +187,7 @@ class SqlApiClient:
             url = f"/api/v2/statements/{reply['statementHandle']}?partition={i}"
             status, part = self._transport("GET", url, None)
             if status != 200 or not isinstance(part, dict):
-                raise SqlError(_error_text(status, part, f"partition {i}"))
+                raise SqlError(_error_text(status, part, f"partition {i}"), status)
             data += part.get("data") or []
         rows = [tuple(decode_value(r[i], c) for i, c in enumerate(row_type)) for r in data]
         return Result([str(c.get("name")) for c in row_type], rows)

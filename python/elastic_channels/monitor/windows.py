@@ -1,11 +1,12 @@
 """The monitor's book of a run: each worker's latest line per window, who is expected.
 
 Windows are keyed by their wall-clock ``window_start`` and each holds at most one line
-per worker (a line seen again after a reconnect or a restart replaces the one held,
-so nothing is ever counted twice). A window is *complete* once every worker expected
-in it has reported it: a worker is expected from its first window on, up to its last
-window if it has ended (its summary line came), and ``expected_workers`` (when
-known) says how many there should be at least.
+per *reporter*: a worker id and the pod it came from (a line seen again after a
+reconnect or a restart replaces the one held, so nothing is ever counted twice; two
+pods that claim one worker id are two reporters, both kept). A window is *complete*
+once every worker id expected in it has reported it: a reporter is expected from its
+first window on, up to its last window if it has ended (its summary line came), and
+``expected_workers`` (when known) says how many worker ids there should be at least.
 
 Windows written long enough ago are pruned to a stub (:mod:`.pruning`): the book holds
 in full only the windows that may still change, and each worker's latest line.
@@ -19,14 +20,26 @@ from typing import Any
 
 from .pruning import WindowArchive
 
-__all__ = ["Window", "WindowBook"]
+__all__ = ["Reporter", "Window", "WindowBook", "reporter", "reporter_order"]
+
+#: Who sent a line: its worker id and its pod's name (None: not from a pod).
+Reporter = tuple[int, "str | None"]
+
+
+def reporter(line: dict[str, Any]) -> Reporter:
+    return int(line["worker_id"]), line.get("pod_name")
+
+
+def reporter_order(r: Reporter) -> tuple[int, str]:
+    """A sort key (a pod name is never empty)."""
+    return r[0], r[1] or ""
 
 
 @dataclass
 class Window:
     window_start: float
     window_seconds: float
-    lines: dict[int, dict[str, Any]] = field(default_factory=dict)
+    lines: dict[Reporter, dict[str, Any]] = field(default_factory=dict)
     #: The fleet row is in the table; ``fleet_dirty``: a line came since it was written.
     fleet_written: bool = False
     fleet_dirty: bool = False
@@ -65,7 +78,7 @@ class WindowBook:
     def __init__(self, expected_workers: int | None = None) -> None:
         self.expected_workers = expected_workers
         self.windows: dict[float, Window] = {}
-        self._workers: dict[int, _Worker] = {}
+        self._workers: dict[Reporter, _Worker] = {}
         #: Windows pruned to a stub (written, past their grace period and a margin).
         self.archive = WindowArchive()
 
@@ -74,7 +87,7 @@ class WindowBook:
         A line of a pruned window must be the one written for it (else restore the
         window first: :meth:`restore`)."""
         ws = round(float(line["window_start"]), 6)
-        wid = int(line["worker_id"])
+        who = reporter(line)
         if ws in self.archive:
             if not self.archive.holds(line):
                 raise ValueError(f"window {ws} is pruned: restore it before adding a line")
@@ -82,15 +95,15 @@ class WindowBook:
         w = self.windows.get(ws)
         if w is None:
             w = self.windows[ws] = Window(ws, float(line["window_seconds"]))
-        worker = self._workers.get(wid)
+        worker = self._workers.get(who)
         if worker is None or worker.first_window == math.inf:
-            worker = self._workers[wid] = _Worker(ws, ws, finished=worker is not None)
+            worker = self._workers[who] = _Worker(ws, ws, finished=worker is not None)
         else:
             worker.first_window = min(worker.first_window, ws)
             worker.last_window = max(worker.last_window, ws)
-        if w.lines.get(wid) == line:
+        if w.lines.get(who) == line:
             return False
-        w.lines[wid] = line
+        w.lines[who] = line
         if ws == worker.last_window:
             worker.last = line
         if w.fleet_written:
@@ -118,46 +131,50 @@ class WindowBook:
         for w in self.archive.restore(sink, run_id, starts):
             self.windows[w.window_start] = w
 
-    def finish(self, worker_id: int) -> None:
-        """The worker's summary came: it reports no window after its last."""
-        worker = self._workers.get(worker_id)
+    def finish(self, who: Reporter) -> None:
+        """The reporter's summary came: it reports no window after its last."""
+        worker = self._workers.get(who)
         if worker is None:  # ended without a window (it never connected): expect none
-            self._workers[worker_id] = _Worker(math.inf, -math.inf, finished=True)
+            self._workers[who] = _Worker(math.inf, -math.inf, finished=True)
         else:
             worker.finished = True
 
-    def last_line(self, worker_id: int) -> dict[str, Any] | None:
-        """The worker's line of its latest window (None before its first)."""
-        worker = self._workers.get(worker_id)
+    def last_line(self, who: Reporter) -> dict[str, Any] | None:
+        """The reporter's line of its latest window (None before its first)."""
+        worker = self._workers.get(who)
         return None if worker is None else worker.last
 
-    def span(self, worker_id: int) -> tuple[float, float] | None:
-        """The worker's first window start and last window end (None: no window yet)."""
-        worker = self._workers.get(worker_id)
-        last = self.last_line(worker_id)
+    def span(self, who: Reporter) -> tuple[float, float] | None:
+        """The reporter's first window start and last window end (None: no window yet)."""
+        worker = self._workers.get(who)
+        last = self.last_line(who)
         if worker is None or last is None:
             return None
         return worker.first_window, float(last["end"])
 
     def expected(self, ws: float) -> set[int]:
+        """The worker ids expected to report the window at ``ws``."""
         return {
-            wid
-            for wid, w in self._workers.items()
+            who[0]
+            for who, w in self._workers.items()
             if w.first_window <= ws and not (w.finished and w.last_window < ws)
         }
 
     def complete(self, w: Window) -> bool:
-        if not self.expected(w.window_start) <= w.lines.keys():
+        """Every worker id expected has reported ``w`` (a pod that took over a worker id
+        stands in for the one before it)."""
+        reported = {who[0] for who in w.lines}
+        if not self.expected(w.window_start) <= reported:
             return False
-        return self.expected_workers is None or len(w.lines) >= self._expected_count(w)
+        return self.expected_workers is None or len(reported) >= self._expected_count(w)
 
     def _expected_count(self, w: Window) -> int:
-        """At least ``expected_workers``, less those known to have ended before ``w``."""
+        """At least ``expected_workers``, less the worker ids known to have ended before
+        ``w``."""
         assert self.expected_workers is not None
-        ended = sum(
-            1 for x in self._workers.values() if x.finished and x.last_window < w.window_start
-        )
-        return self.expected_workers - ended
+        ws = w.window_start
+        ended = {who[0] for who, x in self._workers.items() if x.finished and x.last_window < ws}
+        return self.expected_workers - len(ended - self.expected(ws))
 
     def due(self, now: float, grace_s: float) -> list[Window]:
         """Windows whose fleet row should be written now: complete, or past their end by

@@ -1,0 +1,86 @@
+"""What the monitor set aside, and why: bad worker lines, rows the target refused, and
+worker ids claimed by more than one pod.
+
+Each is counted per worker (``None``: a line whose worker could not be told, or a
+fleet row) and logged with its reason as a warning, the first few of each worker one
+by one and then only counted, so a worker that prints nothing but bad lines cannot
+flood the log. :meth:`Tally.report` says it all at the end of a run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+__all__ = ["LOGGED_PER_WORKER", "Tally"]
+
+log = logging.getLogger("elastic_channels.monitor")
+
+#: Bad lines (and refused rows) of one worker logged one by one; later ones are counted.
+LOGGED_PER_WORKER = 5
+
+
+def _who(worker_id: int | None) -> str:
+    return "worker ?" if worker_id is None else f"worker {worker_id}"
+
+
+def _counts(counter: Counter[int | None]) -> str:
+    order = sorted(counter, key=lambda w: (w is None, w or 0))
+    return ", ".join(f"{_who(w)}: {counter[w]}" for w in order)
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.bad_lines: Counter[int | None] = Counter()
+        self.refused_rows: Counter[int | None] = Counter()
+        #: Worker id -> the pods that claimed it, for ids claimed by more than one.
+        self.clashes: dict[int, set[str | None]] = {}
+
+    def bad_line(self, worker_id: int | None, reason: str) -> None:
+        self.bad_lines[worker_id] += 1
+        n = self.bad_lines[worker_id]
+        if n <= LOGGED_PER_WORKER:
+            log.warning("monitor: skipped a bad line of %s: %s", _who(worker_id), reason)
+        elif n == LOGGED_PER_WORKER + 1:
+            log.warning("monitor: %s keeps sending bad lines: counting them, no longer "
+                        "logging each", _who(worker_id))  # fmt: skip
+
+    def refused_row(self, worker_id: int | None, what: str, reason: str) -> None:
+        """A row (``what``: which) the target refused, set aside."""
+        self.refused_rows[worker_id] += 1
+        n = self.refused_rows[worker_id]
+        whose = "a fleet row" if worker_id is None else f"a row of {_who(worker_id)}"
+        if n <= LOGGED_PER_WORKER:
+            log.warning("monitor: the target refused %s (%s), set aside: %s", whose, what,
+                        reason)  # fmt: skip
+        elif n == LOGGED_PER_WORKER + 1:
+            log.warning("monitor: the target keeps refusing rows of %s: counting them, no "
+                        "longer logging each", _who(worker_id))  # fmt: skip
+
+    def claimed(self, worker_id: int, pods: set[str | None]) -> None:
+        """``pods`` all claim ``worker_id`` (more than one: a clash, logged once per pod)."""
+        if len(pods) < 2 or self.clashes.get(worker_id) == pods:
+            return
+        self.clashes[worker_id] = set(pods)
+        log.warning(
+            "monitor: %s is claimed by %d pods (%s): both kept, as rows of their own; the "
+            "fleet row adds them up", _who(worker_id), len(pods), _pods(pods),
+        )  # fmt: skip
+
+    def report(self) -> list[str]:
+        """What was set aside, one sentence each (nothing: no line)."""
+        out = []
+        if self.bad_lines:
+            out.append(f"{sum(self.bad_lines.values())} bad worker line(s) skipped "
+                       f"({_counts(self.bad_lines)})")  # fmt: skip
+        if self.refused_rows:
+            out.append(f"{sum(self.refused_rows.values())} row(s) refused by the target, "
+                       f"set aside ({_counts(self.refused_rows)})")  # fmt: skip
+        for wid in sorted(self.clashes):
+            pods = self.clashes[wid]
+            out.append(f"{_who(wid)} is claimed by {len(pods)} pods ({_pods(pods)})")
+        return out
+
+
+def _pods(pods: set[str | None]) -> str:
+    return ", ".join(sorted(p or "no pod name" for p in pods))
