@@ -11,15 +11,34 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 
 
-def write_chart(path: Path, windows: list[dict[str, Any]], title: str) -> None:
-    t = [w["t"] for w in windows]
+def write_chart(
+    path: Path, windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None = None
+) -> None:
+    """Fleet MB/s and ack latency per window. A window some workers did not report in
+    full (the first and last of a run: partial, or a worker already done) is drawn as a
+    hollow grey point, its rate over the part it covers, apart from the full windows.
+    ``run``: the run's totals (``fleet_totals``), whose MB/s goes in the title."""
+    workers = max(int(w.get("workers") or 0) for w in windows)
+    sent = [w for w in windows if w.get("rows")]  # not the drain's windows: acks only
+    full = [w for w in sent if not w.get("partial") and w.get("workers") == workers]
+    part = [w for w in sent if w not in full]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    top.plot(t, [w["mb_per_s"] for w in windows], marker="o", label="MB/s")
+    top.plot([w["t"] for w in full], [w["mb_per_s"] for w in full], marker="o", label="MB/s")
+    if part:
+        top.plot(
+            [w["t"] for w in part], [w["mb_per_s"] for w in part], linestyle="none",
+            marker="o", markerfacecolor="none", color="grey",
+            label="partial window (not every worker, or not the whole window)",
+        )  # fmt: skip
+    top.legend(loc="lower center", fontsize="small")
+    t = [w["t"] for w in windows]
     top.set_ylabel("MB/s (all workers)")
     top.set_ylim(bottom=0)
     top.grid(alpha=0.3)
     rows = top.twinx()
-    rows.plot(t, [w["rows_per_s"] / 1e3 for w in windows], color="tab:green", alpha=0.5)
+    rows.plot(
+        [w["t"] for w in full], [w["rows_per_s"] / 1e3 for w in full], color="tab:green", alpha=0.5
+    )
     rows.set_ylabel("thousand rows/s", color="tab:green")
     rows.set_ylim(bottom=0)
     for key, label in (("ack_p50_ms", "ack p50"), ("ack_p99_ms", "ack p99")):
@@ -29,7 +48,11 @@ def write_chart(path: Path, windows: list[dict[str, Any]], title: str) -> None:
     bottom.set_ylim(bottom=0)
     bottom.grid(alpha=0.3)
     bottom.legend(loc="upper right")
-    fig.suptitle(f"{title}: {windows[-1]['workers']} worker(s)")
+    rate = (run or {}).get("mb_per_s")
+    fig.suptitle(
+        f"{title}: {workers} worker(s)"
+        + (f", {rate:.1f} MB/s acked over the sending window" if rate is not None else "")
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

@@ -27,6 +27,8 @@ class WorkerProc:
     #: exited (at most ~0.2 s after it did).
     started_at: float = 0.0
     exited_at: float | None = None
+    #: Every line it wrote has been read (its stdout is closed).
+    read_all: bool = False
 
     def exit_text(self) -> str:
         """How it ended, as a person says it: "exited 1", "killed by SIGKILL"."""
@@ -64,6 +66,7 @@ def _pump(wp: WorkerProc, lines: queue.Queue) -> None:
         except json.JSONDecodeError:
             continue  # not ours (the SDK may log to stdout if told to)
         lines.put((wp.worker_id, record))
+    wp.read_all = True
 
 
 def _tail_stderr(wp: WorkerProc, echo: TextIO | None) -> None:
@@ -112,6 +115,8 @@ def watch(
             threads.append(t)
     pending: dict[float, list[dict[str, Any]]] = {}
     fleet: list[dict[str, Any]] = []
+    emitted: dict[float, int] = {}  # window key -> its index in fleet
+    lines_of: dict[float, list[dict[str, Any]]] = {}
     t0 = time.time()
     interrupted = False
 
@@ -128,15 +133,29 @@ def watch(
         """Print every pending fleet window that each live worker has reported or gone
         past (windows line up on the wall clock); a worker that died without a summary
         reports no more, and is not waited for."""
-        live = [w for w in workers if w.summary is None and not w.seen_exited()]
+        live = [w for w in workers if w.summary is None and not (w.seen_exited() and w.read_all)]
         for key in sorted(pending):
             if any(not w.windows or window_key(w.windows[-1]) < key for w in live):
                 break
-            agg = aggregate_window(pending.pop(key))
+            lines_of[key] = pending.pop(key)
+            agg = aggregate_window(lines_of[key])
             agg["t"] = round(agg["end"] - t0, 1)
+            emitted[key] = len(fleet)
             fleet.append(agg)
             if progress is not None:
                 print(format_window(agg), file=progress, flush=True)
+
+    def late(record: dict[str, Any]) -> bool:
+        """A line for a window already printed (a worker that finished early let it
+        go): folded into that window, not printed as a window of its own again."""
+        key = window_key(record)
+        if key not in emitted:
+            return False
+        lines_of[key].append(record)
+        agg = aggregate_window(lines_of[key])
+        agg["t"] = fleet[emitted[key]]["t"]
+        fleet[emitted[key]] = agg
+        return True
 
     previous = signal.signal(signal.SIGINT, on_signal)
     try:
@@ -159,7 +178,8 @@ def watch(
                 wp.summary = record
             elif record.get("type") == "window":
                 wp.windows.append(record)
-                pending.setdefault(window_key(record), []).append(record)
+                if not late(record):
+                    pending.setdefault(window_key(record), []).append(record)
             emit_ready()
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -79,6 +79,7 @@ def format_window(w: dict[str, Any]) -> str:
         f"[{w['t']:7.1f}s] {w['workers']:3d} workers {w['mb_per_s']:9.1f} MB/s "
         f"{w['rows_per_s']:>11,.0f} rows/s  ack p50 {ms(w['ack_p50_ms'])} ms "
         f"p99 {ms(w['ack_p99_ms'])} ms  in flight {w['in_flight_bytes'] / MB:.1f} MB"
+        + ("  (partial window: rates over the part it covers)" if w.get("partial") else "")
     )
 
 

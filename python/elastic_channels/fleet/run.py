@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -21,7 +22,7 @@ from ..log import configure_logging
 from ..model import METRICS_TABLE_NAME
 from ..setting import SettingError
 from ..worker.config import default_run_id
-from ..worker.settings import add_settings, flag_args, resolve
+from ..worker.settings import BY_NAME, add_settings, flag_args, resolve
 from . import local, report
 from .verify import describe, rows_of_run, verify_landed
 
@@ -170,7 +171,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         mon = _start_monitor(run_id, args.workers, emu, v["profile"], not args.no_visible)
     metrics: list[dict[str, Any]] | None = None
     try:
-        workers = local.start_workers(args.workers, common, dict(os.environ))
+        # One start for all: each worker opens its client and channel, then waits for it,
+        # so they send together and the run's rate is theirs added up. A worker whose
+        # channel opens later starts at once.
+        start_at = start_time(time.time() + start_allowance(args.workers), window_s(v))
+        common_start = [*common, "--start-at", f"{start_at:.3f}"]
+        workers = local.start_workers(args.workers, common_start, dict(os.environ))
         deadline = time.monotonic() + v["duration_seconds"] + 300
         fleet = local.watch(
             workers,
@@ -186,10 +192,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             for wp in workers if wp.summary is None
         ]  # fmt: skip
         for wp in workers:
-            if wp.summary is None:
+            if wp.summary is None:  # what it said last that was not routine
+                said = [x for x in wp.stderr_tail if " INFO " not in x] or ["(nothing)"]
                 print(
-                    f"worker {wp.worker_id} exited {wp.proc.returncode} without a summary:\n  "
-                    + "\n  ".join(wp.stderr_tail[-10:]),
+                    f"worker {wp.worker_id} {wp.exit_text()} without a summary; its last "
+                    "words:\n  " + "\n  ".join(said[-10:]),
                     file=sys.stderr,
                 )
         totals = report.fleet_totals(summaries)
@@ -200,19 +207,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if emu is not None:
             emu.stop()
+    out = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON alone
     if metrics:
-        print(f"fleet windows, as {METRICS_TABLE_NAME} holds them:")
-        print(report.windows_table(metrics) + "\n")
-    print(report.summary_table(summaries, totals))
+        print(f"fleet windows, as {METRICS_TABLE_NAME} holds them:", file=out)
+        print(report.windows_table(metrics, totals) + "\n", file=out)
+    print(report.summary_table(summaries, totals), file=out)
     if landed is not None:
-        print("\n" + describe(landed))
+        print("\n" + describe(landed), file=out)
         print(
             f"query it: elastic-channels emulator query --data-dir {args.data_dir} "
             f"\"SELECT * FROM {METRICS_TABLE_NAME} WHERE RUN_ID = '{run_id}' "
-            'ORDER BY WINDOW_START"'
+            'ORDER BY WINDOW_START"',
+            file=out,
         )
     chart = args.chart or DEFAULT_HOME / f"{run_id}.png"
-    print(_write_chart(chart, fleet, run_id), file=sys.stderr)
+    print(_write_chart(chart, fleet, run_id, totals), file=sys.stderr)
     failed = [wp.worker_id for wp in workers if wp.proc.returncode != 0]
     result: dict[str, Any] = {
         "run_id": run_id,
@@ -239,6 +248,23 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
     return 0 if ok else 1
+
+
+def window_s(v: dict[str, Any]) -> float:
+    return float(v.get("window_seconds") or BY_NAME["window_seconds"].default)
+
+
+def start_time(earliest: float, window_seconds: float) -> float:
+    """The first window boundary (windows start on multiples of their length since the
+    epoch) at or after ``earliest``: the run's first window is then a whole one."""
+    return math.ceil(earliest / window_seconds) * window_seconds
+
+
+def start_allowance(workers: int) -> float:
+    """Seconds from starting the workers to their agreed start: time for each to start
+    Python, open an SDK client and its channel (1-2 s each on a quiet box; workers
+    start one after another and share its cores)."""
+    return min(30.0, 3.0 + 0.5 * workers)
 
 
 def _account_problem(v: dict[str, Any]) -> str | None:
@@ -296,14 +322,16 @@ def _finish_monitor(mon: Any) -> list[dict[str, Any]] | None:
         return None
 
 
-def _write_chart(path: Path, fleet: list[dict[str, Any]], run_id: str) -> str:
+def _write_chart(
+    path: Path, fleet: list[dict[str, Any]], run_id: str, totals: dict[str, Any]
+) -> str:
     try:
         from .chart import write_chart
     except ImportError as e:
         return f"no chart: {e} (pip install '.[chart]' in a checkout)"
     if not fleet:
         return "no chart: no complete window was reported"
-    write_chart(path, fleet, run_id)
+    write_chart(path, fleet, run_id, totals)
     return f"chart: {path}"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import socket
@@ -71,6 +72,8 @@ class WorkerConfig:
     channels: int
     channel_index: int = 0
     first_seq: int = 0
+    #: Epoch seconds to start sending at (``--start-at``), or None: at once.
+    start_at: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -170,6 +173,7 @@ def load_config(
         worker_id=0 if worker_id is None else worker_id,
         target_bps=get("target_bps"),
         duration_s=get("duration_seconds"),
+        start_at=get("start_at"),
         batch_bytes=get("batch_bytes"),
         database=str(acct.database),
         schema=acct.schema,
@@ -206,6 +210,10 @@ def _validate(cfg: WorkerConfig) -> None:
             f"--batch-bytes (BATCH_BYTES) must be >= 1000, got {cfg.batch_bytes}",
         ),
         (cfg.window_s > 0, f"--window-seconds must be > 0, got {cfg.window_s}"),
+        (
+            cfg.start_at is None or (math.isfinite(cfg.start_at) and cfg.start_at > 0),
+            f"--start-at (START_AT) must be seconds since the epoch, got {cfg.start_at}",
+        ),
         (
             0 <= cfg.sleep_quantum_s <= 1,
             f"--sleep-quantum-ms must be between 0 and 1000, got {cfg.sleep_quantum_s * 1000:g}",

@@ -24,6 +24,9 @@ def run_worker(w: Worker) -> dict[str, Any]:
         summary = w.summary(0, error=str(e))
         w._emit(summary)
         return summary
+    while cfg.start_at is not None and not w._stopping and time.time() < cfg.start_at:
+        # the run's agreed start: every worker sends together (nothing to meter before)
+        time.sleep(min(0.2, max(0.0, cfg.start_at - time.time())))
     pacer = Pacer(cfg.target_bps, sleep_quantum=cfg.sleep_quantum_s)
     w.meter = Meter(cfg.window_s)  # the run starts once the channel is open
     deadline = w.meter.totals.start + cfg.duration_s

@@ -37,6 +37,11 @@ SETTINGS: tuple[Setting, ...] = (
       "benchmark's per-pod rate is the default)", float, 92e6, "TARGET_BPS"),
     S("duration_seconds", "--duration-seconds", "how long to send", float, 60.0,
       "DURATION_SECONDS"),
+    S("start_at", "--start-at", "when to start sending, in seconds since the epoch, once "
+      "the channel is open: the workers of a run given the same time send together, so "
+      "the run's throughput is theirs added up (run sets it a few seconds ahead; a worker "
+      "whose channel opens later starts at once)", float, None, "START_AT",
+      default_text="as soon as the channel is open"),
     S("batch_bytes", "--batch-bytes", "approximate bytes per append", int, 1_000_000,
       "BATCH_BYTES"),
     S("channels", "--channels", "elastic channels (one SDK client each) this worker "
