@@ -7,7 +7,9 @@ ends while the pod still runs (an API server restart, a timeout), or breaks befo
 its end even if the pod has ended, the follower reconnects and reads the log again
 from its start: the monitor keeps one line per worker and window, so lines read twice
 change nothing. A watch that ends is started again (listing the pods anew); a pod
-found gone (404) has ended, whether or not a watch saw it deleted. Uses the maintained
+found gone (404) has ended, whether or not a watch saw it deleted. A log's lines are
+split under a length cap at a cost linear in its bytes (:mod:`.line_splitter`): a line
+without a newline, however long, is cut and counted (``cut_lines``). Uses the maintained
 ``kubernetes`` client (in the cluster, its service account; elsewhere, the kubeconfig).
 """
 
@@ -19,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+from .line_splitter import LineSplitter
 from .sources import END
 
 __all__ = ["PodLogSource", "load_core_api", "run_selector"]
@@ -81,6 +84,8 @@ class PodLogSource:
         self._phase: dict[str, str] = {}
         self._stopping = threading.Event()
         self.reconnects = 0
+        #: Log lines cut at the length cap (each handed on as a bad line).
+        self.cut_lines = 0
 
     # --- pods -----------------------------------------------------------------------------
 
@@ -171,17 +176,17 @@ class PodLogSource:
             pod, self.namespace, container=self.container, follow=True,
             _preload_content=False, _request_timeout=(10, READ_TIMEOUT_S),
         )  # fmt: skip
-        buf = b""
+        lines = LineSplitter()
         try:
             for chunk in resp.stream(64 * 1024) if hasattr(resp, "stream") else [resp]:
-                buf += chunk if isinstance(chunk, bytes) else str(chunk).encode()
-                *complete, buf = buf.split(b"\n")
-                yield from complete
+                yield from lines.feed(chunk if isinstance(chunk, bytes) else str(chunk).encode())
         finally:
             if hasattr(resp, "release_conn"):
                 resp.release_conn()
-        if buf:  # a last line without its newline: the monitor checks it like any other
-            yield buf
+            with self._lock:
+                self.cut_lines += lines.cut_lines
+        # A last line without its newline: the monitor checks it like any other.
+        yield from lines.end()
 
     def _current_phase(self, pod: str) -> str | None:
         try:

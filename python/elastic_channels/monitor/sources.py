@@ -2,7 +2,9 @@
 
 Every source puts ``(line, pod_name, node_name)`` on one queue; :func:`pump` feeds the
 monitor from it on one thread and ticks it at least every ``tick_s``, so windows are
-written while lines keep coming and also while none do.
+written while lines keep coming and also while none do. Files and stdin are read in
+chunks and split under a length cap (:mod:`.line_splitter`): a line without a newline
+never takes more memory than the cap.
 """
 
 from __future__ import annotations
@@ -14,12 +16,34 @@ import time
 from collections.abc import Callable, Iterable
 from typing import IO
 
+from .line_splitter import LineSplitter
 from .monitor import Monitor
 
 __all__ = ["END", "pump", "read_streams"]
 
 #: Put on the queue by a source that has ended.
 END = object()
+#: Bytes read from a file at a time.
+READ_BYTES = 64 * 1024
+
+
+def _chunks(stream: IO[str] | IO[bytes]) -> Iterable[bytes]:
+    """A stream's bytes, a chunk at a time, as soon as they come (``read1``: a pipe's
+    line is not held back until a whole chunk is in); a text stream without a byte
+    buffer, such as a test's StringIO, encoded as UTF-8."""
+    raw = getattr(stream, "buffer", stream)
+    read = getattr(raw, "read1", raw.read)
+    while chunk := read(READ_BYTES):
+        yield chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "replace")
+
+
+def _put_lines(stream: IO[str] | IO[bytes], lines: queue.Queue) -> None:
+    splitter = LineSplitter()
+    for chunk in _chunks(stream):
+        for line in splitter.feed(chunk):
+            lines.put((line, None, None))
+    for line in splitter.end():
+        lines.put((line, None, None))
 
 
 def read_streams(
@@ -32,12 +56,10 @@ def read_streams(
         def read(name: str = name) -> None:
             try:
                 if name == "-":
-                    for raw in stdin or sys.stdin:
-                        lines.put((raw, None, None))
+                    _put_lines(stdin or sys.stdin, lines)
                 else:
-                    with open(name, encoding="utf-8", errors="replace") as f:
-                        for raw in f:
-                            lines.put((raw, None, None))
+                    with open(name, "rb") as f:
+                        _put_lines(f, lines)
             except OSError as e:
                 print(f"elastic-channels monitor: {name}: {e}", file=sys.stderr)
             finally:
