@@ -140,8 +140,8 @@ def test_a_table_made_before_is_summary_gets_the_column_and_keeps_its_rows():
 
 def dashboard_totals(con: duckdb.DuckDBPyConnection) -> dict:
     cols = [r[0] for r in con.execute("DESCRIBE ELASTIC_K8S_METRICS").fetchall()]
-    sql = m.totals(DUCKDB, RUN, m.MetricsColumns.resolve(cols))
-    cur = con.execute(sql)
+    sql, params = m.totals(DUCKDB, RUN, m.MetricsColumns.resolve(cols))  # a Statement
+    cur = con.execute(sql, list(params))
     names = [d[0] for d in cur.description]
     return dict(zip(names, cur.fetchone(), strict=True))
 
