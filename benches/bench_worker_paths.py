@@ -1,12 +1,17 @@
 """Side by side through the real SDK into the emulator: what each append path costs.
 
     python benches/bench_worker_paths.py [--duration-seconds 20] [--rates 92e6,max]
+        [--modes file,rowset]
 
 Paths (one worker process each, run one after another against one emulator process):
   a  native rows + fast append (preserialized bytes to the SDK's FFI append)
   b  native rows through the public API (one msgspec.Raw per row)
   c  the Python path (msgspec Structs built in Python + public append_rows)
-each with the SDK's zstd compression on and off, at 92 MB/s and flat out ("max").
+each with the SDK's zstd compression on and off, at 92 MB/s and flat out ("max"), in
+the SDK's two ways of sending: "file" (its defaults, as on an account at these rates:
+each flush over ~1 MiB compressed, encrypted and uploaded to the pipe's stage, then
+registered) and "rowset" (every flush inline in the request, kept so by
+ROWSET_MODE_PROPERTIES). The emulator serves both.
 
 With --pin the worker process, SDK threads included, is held to one CPU, as in a
 1-vCPU pod, so "max" is what one worker does on one core. The emulator is not held:
@@ -35,6 +40,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from elastic_channels.sdk.properties import ROWSET_MODE_PROPERTIES
 
 PATHS = {
     "a": (["--append-mode", "ffi", "--encoder", "native"], {}),
@@ -71,9 +78,18 @@ def start_emulator(data_dir: Path, light: bool) -> tuple[subprocess.Popen, Path]
 
 
 def run_worker(
-    info: Path, path: str, rate: str, zstd: bool, seconds: float, wid: int, cpus: set[int] | None
+    info: Path,
+    path: str,
+    rate: str,
+    zstd: bool,
+    seconds: float,
+    wid: int,
+    cpus: set[int] | None,
+    mode: str = "file",
 ) -> dict:
     args, env_extra = PATHS[path]
+    if mode == "rowset":
+        args = [*args, *(f"--sdk-property={k}={v}" for k, v in ROWSET_MODE_PROPERTIES.items())]
     target = "4e9" if rate == "max" else rate
     cmd = [
         sys.executable, "-m", "elastic_channels.k8s_worker", "--profile", str(info),
@@ -109,6 +125,7 @@ def run_worker(
     gen_append = summary["gen_cpu_s"] + summary["append_own_cpu_s"]
     return {
         "path": path,
+        "mode": mode,
         "rate": rate,
         "zstd": zstd,
         "mb_per_s": summary["mb_per_s"],
@@ -130,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rates", default="92e6,max", help="bytes/s targets; max = flat out")
     p.add_argument("--paths", default="a,b,c", help="which paths")
     p.add_argument("--zstd", default="on,off", help="compression settings to try")
+    p.add_argument(
+        "--modes", default="file,rowset", help="the SDK's ways of sending: file and/or rowset"
+    )
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     p.add_argument(
         "--pin",
@@ -151,15 +171,20 @@ def main(argv: list[str] | None = None) -> int:
         emu, info = start_emulator(Path(tmp), args.light_emulator)
         try:
             wid = 0
-            for rate in args.rates.split(","):
-                for zstd in args.zstd.split(","):
-                    for path in args.paths.split(","):
-                        r = run_worker(
-                            info, path, rate, zstd == "on", args.duration_seconds, wid, cpus
-                        )
-                        wid += 1
-                        results.append(r)
-                        print(json.dumps(r), file=sys.stderr, flush=True)
+            runs = [
+                (rate, zstd, mode, path)
+                for rate in args.rates.split(",")
+                for zstd in args.zstd.split(",")
+                for mode in args.modes.split(",")
+                for path in args.paths.split(",")
+            ]
+            for rate, zstd, mode, path in runs:
+                r = run_worker(
+                    info, path, rate, zstd == "on", args.duration_seconds, wid, cpus, mode
+                )
+                wid += 1
+                results.append(r)
+                print(json.dumps(r), file=sys.stderr, flush=True)
         finally:
             emu.terminate()  # it may still be landing a backlog: give it time, then kill
             try:
@@ -172,14 +197,15 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(r))
         return 0
     print(
-        "| path | target | zstd | MB/s | CPU-s/GB | cores | own CPU % | gen+append % "
+        "| path | mode | target | zstd | MB/s | CPU-s/GB | cores | own CPU % | gen+append % "
         "| peak RSS MiB | ack p50/p99 ms |\n"
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
     )
     for r in results:
         target = "max" if r["rate"] == "max" else f"{float(r['rate']) / 1e6:g} MB/s"
         print(
-            f"| {r['path']} | {target} | {'on' if r['zstd'] else 'off'} | {r['mb_per_s']:.1f} | "
+            f"| {r['path']} | {r['mode']} | {target} | {'on' if r['zstd'] else 'off'} | "
+            f"{r['mb_per_s']:.1f} | "
             f"{r['cpu_s_per_gb']:.2f} | {r['cores']} | {r['own_cpu_share_pct']} | "
             f"{r['gen_append_share_pct']} | "
             f"{r['peak_rss_mib']:.0f} | "
