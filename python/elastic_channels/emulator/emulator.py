@@ -32,10 +32,11 @@ from typing import Any
 import msgspec
 
 from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
+from .api.account import Target
 from .api.control import control_routes
 from .api.drop_sink import SINKS, DropSink
 from .api.stats import Stats
-from .api.streaming import SnowpipeApi, Target, snowpipe_routes
+from .api.streaming import SnowpipeApi, snowpipe_routes
 from .file_mode import FileMode, start_file_mode
 from .http.access import Authenticator, ensure_control_secret
 from .http.app import EmulatorApp

@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs
 
 import msgspec
 
@@ -21,12 +20,13 @@ from ..http.bodies import ENCODINGS, MAX_BODY_BYTES, BadBody, BodyTooLarge, infl
 from ..http.errors import ApiError, Reply
 from ..http.routes import Request, Route
 from ..landing.lander import Lander
+from .account import AccountCalls, Target
 from .drop_sink import DropSink
 from .files import FileRegistrations
 from .pipe_keys import PipeKeys
 from .stats import Stats
 
-__all__ = ["SnowpipeApi", "Target", "snowpipe_routes"]
+__all__ = ["SnowpipeApi", "StageInfo", "snowpipe_routes"]
 
 _PIPE = r"/v2/streaming/databases/([^/]+)/schemas/([^/]+)/pipes/([^/:]+)"
 _DATA = r"/v2/streaming/data/databases/([^/]+)/schemas/([^/]+)/pipes/([^/]+)"
@@ -41,25 +41,6 @@ def _ident(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class Target:
-    account: str
-    database: str
-    schema: str
-    pipe: str
-    #: Names this server answers to; the first is the default. An account's hostname
-    #: reply names the host the client asked for: the Host header, when it is one of these.
-    hostnames: tuple[str, ...] = ("localhost",)
-
-    def hostname_for(self, host_header: str | None) -> str:
-        host = (host_header or "").strip().lower()
-        if host.startswith("["):
-            host = host[1:].partition("]")[0]
-        else:
-            host = host.rpartition(":")[0] if host.count(":") == 1 else host
-        return host if host in self.hostnames else self.hostnames[0]
-
-
-@dataclass(frozen=True)
 class StageInfo:
     """Where file mode uploads to (``pipe-info``'s stage locations) and with what."""
 
@@ -70,12 +51,13 @@ class StageInfo:
 
 def snowpipe_routes(api: SnowpipeApi) -> list[Route]:
     return [
-        Route("GET", r"/v2/streaming/hostname", "hostname", Auth.KEYPAIR, api.hostname),
+        Route("GET", r"/v2/streaming/hostname", "hostname", Auth.KEYPAIR, api.account.hostname),
         Route(
-            "POST", r"/oauth/token", "token", Auth.KEYPAIR, api.token,
+            "POST", r"/oauth/token", "token", Auth.KEYPAIR, api.account.token,
             content_types=("application/x-www-form-urlencoded",),
         ),
-        Route("POST", r"/telemetry/.*", "telemetry", Auth.KEYPAIR, api.telemetry, _JSON),
+        Route("POST", r"/telemetry/.*", "telemetry", Auth.KEYPAIR, api.account.telemetry,
+              _JSON),
         Route("POST", _PIPE + r":pipe-info", "pipe_info", Auth.SCOPED, api.pipe_info, _JSON),
         Route(
             "POST", _PIPE + r":bulk-channel-status", "channel_status", Auth.SCOPED,
@@ -115,7 +97,8 @@ class SnowpipeApi:
         ``answer_delay_s``: wait this long before answering a rows request (a real
         account's latency), on the handler's thread."""
         self.target = target
-        self._tokens, self._lander, self._stats = tokens, lander, stats
+        self._lander, self._stats = lander, stats
+        self.account = AccountCalls(target, tokens)
         self._sink, self._answer_delay_s = sink, answer_delay_s
         self._overrides = dict(parameter_overrides)
         self._keys, self._stage_info, self._files = keys, stage, files
@@ -141,34 +124,7 @@ class SnowpipeApi:
             raise ApiError(400, "ERR_INVALID_REQUEST", "body must be a JSON object")
         return body
 
-    # --- account calls ------------------------------------------------------------
-
-    def hostname(self, req: Request) -> Reply:
-        # SDK 1.9.1 wants the bare hostname as text (the docs show {"hostname": ...}).
-        host = self.target.hostname_for(req.headers.get("host"))
-        return Reply(200, host.encode(), "text/plain")
-
-    def token(self, req: Request) -> Reply:
-        form = parse_qs(req.body.decode("utf-8", "replace"))
-        grant = (form.get("grant_type") or [""])[0]
-        scope = (form.get("scope") or [""])[0]
-        if grant != "urn:ietf:params:oauth:grant-type:jwt-bearer":
-            raise ApiError(400, "ERR_INVALID_GRANT", f"grant_type {grant!r} is not jwt-bearer")
-        if scope.lower() not in self.target.hostnames:
-            raise ApiError(
-                400,
-                "ERR_INVALID_SCOPE",
-                f"scope {scope!r} is not one of this account's hostnames "
-                f"{', '.join(self.target.hostnames)}",
-            )
-        # SDK 1.9.1 wants the token as text (the docs show {"token": ...}).
-        return Reply(200, self._tokens.issue(req.user, scope).encode(), "text/plain")
-
     # --- data calls ---------------------------------------------------------------
-
-    def telemetry(self, req: Request) -> Reply:
-        # The SDK's telemetry client requires "data" (a string), as Snowflake sends it.
-        return Reply(200, b'{"data":"Log Received","success":true}')
 
     def _stage(self) -> dict[str, Any]:
         """A location of its own for each client: the SDK names its files 0.ndjson,

@@ -68,7 +68,6 @@ class Lander:
         self._stopping = False
         self._threads: list[threading.Thread] = []
         self._seq_lock = threading.Lock()
-        self._kept_lock = threading.Lock()
         self._queue.extend(recover_spool(self.spool, store))
         self._queued_bytes = sum(e.raw_bytes for e in self._queue)
         self._next_seq = max([e.seq for e in self._queue] + [store.max_landed_seq()]) + 1
@@ -226,7 +225,7 @@ class Lander:
                     (entry.seq, entry.request_id, *entry.channel, entry.offset_token,
                      got.parsed, got.inserted)
                 )  # fmt: skip
-                for line, message, excerpt in self._kept(entry.channel, errors):
+                for line, message, excerpt in kept_errors(self._stats, entry.channel, errors):
                     error_rows.append((*entry.channel, entry.request_id, line, message, excerpt))
             return landed_rows, error_rows
 
@@ -241,13 +240,17 @@ class Lander:
             )  # fmt: skip
             self.spool.remove(entry)
 
-    def _kept(self, channel: Any, errors: list[tuple[int, str, str]]) -> list[tuple]:
-        """The rejected rows still to keep for this channel (the first MAX_KEPT_ERRORS)."""
-        with self._kept_lock:
-            room = max(0, MAX_KEPT_ERRORS - self._stats.kept_errors(channel))
-            kept = errors[:room]
-            self._stats.keep_errors(channel, len(kept))
-        return kept
+
+_KEPT_LOCK = threading.Lock()
+
+
+def kept_errors(stats: Stats, channel: Any, errors: list[tuple[int, str, str]]) -> list[tuple]:
+    """The rejected rows still to keep for this channel (the first MAX_KEPT_ERRORS)."""
+    with _KEPT_LOCK:
+        room = max(0, MAX_KEPT_ERRORS - stats.kept_errors(channel))
+        kept = errors[:room]
+        stats.keep_errors(channel, len(kept))
+    return kept
 
 
 def recover_spool(spool: Spool, store: Store) -> list[SpoolEntry]:
