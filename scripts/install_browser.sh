@@ -4,6 +4,19 @@
 # already on PATH. Needs root (or sudo) and Debian/Ubuntu's apt.
 set -euo pipefail
 
+case "${1:-}" in
+    -h|--help)
+        cat <<'TXT'
+usage: bash scripts/install_browser.sh
+
+Installs headless Chromium and its WebDriver (Debian's chromium and chromium-driver
+packages) for the dashboard's browser test, tests/dashboard/test_browser.py. Does
+nothing when both are already on PATH. Needs root (or sudo) and apt-get; scripts/test.sh
+and scripts/install.sh call it.
+TXT
+        exit 0 ;;
+esac
+
 have_browser() {
     command -v chromedriver >/dev/null 2>&1 &&
         { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; }

@@ -83,3 +83,15 @@ def test_the_schema_is_not_demanded(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         monkeypatch.setenv(name, value)
     values = {"profile": None, "database": None, "schema": None, "pipe": None}
     assert _account_problem(values) is None
+
+
+def test_run_takes_channels_per_worker_and_passes_them_on():
+    from elastic_channels.cli import build_parser
+    from elastic_channels.fleet.run import SHARED_SETTINGS, _values
+    from elastic_channels.worker.settings import flag_args
+
+    args = build_parser("run").parse_args(["run", "--channels", "3", "--run-id", "c3"])
+    v = _values(args)
+    assert "channels" in SHARED_SETTINGS and v["channels"] == 3
+    flags = flag_args(v)
+    assert flags[flags.index("--channels") + 1] == "3"

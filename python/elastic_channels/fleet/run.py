@@ -29,7 +29,7 @@ from .verify import describe, rows_of_run, verify_landed
 DEFAULT_HOME = Path(".elastic-channels")
 #: The worker settings ``run`` takes itself and hands on to every worker.
 SHARED_SETTINGS = (
-    "run_id", "target_bps", "duration_seconds", "batch_bytes", "window_seconds",
+    "run_id", "target_bps", "duration_seconds", "batch_bytes", "window_seconds", "channels",
     "profile", "database", "schema", "pipe",
 )  # fmt: skip
 
