@@ -74,8 +74,8 @@ def parse(line: str | bytes | dict[str, Any], *, held: bool = False) -> dict[str
 
 
 def _loads(line: str | bytes) -> dict[str, Any]:
-    size = len(line)
-    if isinstance(line, str) and size * 4 > MAX_LINE_BYTES:
+    size = len(line)  # a str's characters: at most its bytes
+    if isinstance(line, str) and size <= MAX_LINE_BYTES < 4 * size:
         size = len(line.encode("utf-8", "surrogatepass"))
     if size > MAX_LINE_BYTES:
         head = line[:4096]

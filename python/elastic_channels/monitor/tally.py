@@ -63,7 +63,7 @@ class Tally:
             return
         self.clashes[worker_id] = set(pods)
         log.warning(
-            "monitor: %s is claimed by %d pods (%s): both kept, as rows of their own; the "
+            "monitor: %s is claimed by %d pods (%s): each kept, with rows of its own; the "
             "fleet row adds them up", _who(worker_id), len(pods), _pods(pods),
         )  # fmt: skip
 
