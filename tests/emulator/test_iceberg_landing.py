@@ -12,9 +12,9 @@ import zstandard
 
 pytest.importorskip("pyiceberg")
 
-from elastic_channels.emulator.storage import iceberg_compact
 from elastic_channels.emulator.api.stats import Stats
 from elastic_channels.emulator.landing.lander import Lander
+from elastic_channels.emulator.storage import iceberg_compact
 from elastic_channels.emulator.storage.iceberg_store import IcebergStore
 from elastic_channels.emulator.storage.iceberg_table import LANDED_PROPERTY
 from elastic_channels.emulator.storage.store import Store, StoreError

@@ -10,10 +10,10 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from elastic_channels.emulator.storage import parquet_compact
 from elastic_channels.emulator.api.stats import Stats
 from elastic_channels.emulator.emulator import DB_FILE, _open_store_nicer
 from elastic_channels.emulator.landing.lander import Lander
+from elastic_channels.emulator.storage import parquet_compact
 from elastic_channels.emulator.storage.parquet_store import LegacyTableError, ParquetStore
 from elastic_channels.emulator.storage.store import FILES_DIR, Store, StoreError
 from elastic_channels.model import COLUMNS
