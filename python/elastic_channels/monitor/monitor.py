@@ -256,7 +256,7 @@ def _what(row: dict[str, Any]) -> str:
     """Which row, for a message."""
     if row.get("IS_SUMMARY"):
         return f"the summary of pod {row.get('POD_NAME')}" if row.get("POD_NAME") else "summary"
-    start = row.get("WINDOW_START")
+    start: Any = row.get("WINDOW_START")
     stamp = start.isoformat() if hasattr(start, "isoformat") else start
     pod = f", pod {row['POD_NAME']}" if row.get("POD_NAME") else ""
     return f"window {stamp}{pod}"
