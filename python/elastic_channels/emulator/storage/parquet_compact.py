@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from .background import BackgroundSteps
 from .parquet_files import ROW_GROUP_ROWS, fsync_path, new_file_name, write_options
+from .parquet_registry import registered_name
 from .store import FILES_TABLE, transaction
 
 __all__ = ["FAN_IN", "MAX_LEVEL", "RETIRE_GRACE_S", "Compactor"]
@@ -108,7 +109,7 @@ class Compactor(BackgroundSteps):
             cur.close()
         by_level: dict[int, list[str]] = {}
         for name, level in rows:
-            by_level.setdefault(int(level), []).append(name)
+            by_level.setdefault(int(level), []).append(registered_name(name))
         for level in sorted(by_level):
             if len(by_level[level]) >= FAN_IN:
                 return level, by_level[level][:FAN_IN]

@@ -10,6 +10,7 @@ and fsynced before anything refers to them; a file nothing refers to is removed 
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ __all__ = [
     "FILE_SUFFIX",
     "ROW_GROUP_ROWS",
     "arrow_type",
+    "check_file_name",
     "new_file_name",
     "repeating_columns",
     "storage_schema",
@@ -87,6 +89,22 @@ def repeating_columns(table: pa.Table) -> list[str]:
         for name, col in zip(table.column_names, table.columns, strict=True)
         if n == 0 or pc.count_distinct(col).as_py() * 2 < n
     ]
+
+
+#: What a registered data file may be called: a plain name in ``files/``, never a path.
+_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*" + re.escape(FILE_SUFFIX))
+
+
+def check_file_name(name: object) -> str:
+    """``name`` if it is a data file's plain name (``land-<hex>.parquet``); else
+    ValueError: a name with a path separator, ``..`` or a root would make the view and
+    the merger read, and the merger delete, a file outside ``files/``."""
+    if not isinstance(name, str) or not _FILE_NAME.fullmatch(name):
+        raise ValueError(
+            f"{name!r} is not the name of a data file in {FILES_DIR}/ (a plain "
+            f"name ending in {FILE_SUFFIX}, no path)"
+        )
+    return name
 
 
 def new_file_name(kind: str) -> str:

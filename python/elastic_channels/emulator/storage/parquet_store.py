@@ -110,7 +110,14 @@ class ParquetStore(Store):
         if exists(self._con, "duckdb_views()", "view_name", self.table) and not exists(
             self._con, "duckdb_tables()", "table_name", FILES_TABLE
         ):
+            reads_files = self._view_reads_files()
             self._con.close()
+            if reads_files:
+                raise StoreError(
+                    f"the file registry {FILES_TABLE} of the view {self.table} is missing "
+                    f"from {self.db_path}: the database is damaged; move it (and "
+                    f"{self.files_dir}) away, or use a fresh --data-dir"
+                )
             raise StoreError(
                 f"{self.table} in {self.db_path} is an Iceberg table (a view over its files); "
                 "start with --table-format iceberg, or use a fresh --data-dir"
@@ -122,6 +129,13 @@ class ParquetStore(Store):
         if removed:
             log.info("removed %d data file(s) no landing committed (a crash before it)", removed)
         self.refresh_view(self._con)
+
+    def _view_reads_files(self) -> bool:
+        """Whether the table's view reads this store's ``files/`` (not an Iceberg table)."""
+        row = self._con.execute(
+            "SELECT sql FROM duckdb_views() WHERE view_name = ?", [self.table]
+        ).fetchone()
+        return bool(row) and f"'{FILES_DIR}/" in str(row[0])
 
     # --- the registry and the view ------------------------------------------------
 
