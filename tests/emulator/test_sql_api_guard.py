@@ -120,7 +120,8 @@ HOSTILE = [
     # statements that reach past the tables
     ("COPY RESORT_SALES TO '{work}/out.csv'", "001003", "COPY statements"),
     ("COPY INTO ELASTIC_K8S_METRICS FROM '{planted}'", "001003", "COPY statements"),
-    ("EXPLAIN ANALYZE DELETE FROM RESORT_SALES", "001003", "not available"),
+    ("EXPLAIN ANALYZE DELETE FROM RESORT_SALES", "001003", "RESORT_SALES is the emulator's "
+     "landing table"),
     ("EXPLAIN ANALYZE COPY RESORT_SALES TO '{work}/out.csv'", "001003", "not available"),
     ("EXPLAIN ANALYZE INSERT INTO ELASTIC_K8S_METRICS (RUN_ID) VALUES ('y')", "001003",
      "not available"),
@@ -135,7 +136,8 @@ HOSTILE = [
     # the emulator's bookkeeping: what makes a restart exactly-once
     ("DELETE FROM _EMULATOR_LANDED", "001003", "bookkeeping"),
     ("DROP TABLE _EMULATOR_ERRORS", "001003", "bookkeeping"),
-    ("DROP TABLE IF EXISTS SCRATCH, _EMULATOR_LANDED", "100038", "one object at a time"),
+    ("DROP TABLE IF EXISTS SCRATCH, _EMULATOR_LANDED", "001003", "_EMULATOR_LANDED is the "
+     "emulator's own bookkeeping"),
     ("ALTER TABLE _EMULATOR_LANDED RENAME TO GONE", "001003", "bookkeeping"),
     ("INSERT INTO _EMULATOR_ERRORS (ERROR_TIME) VALUES (current_timestamp)", "001003",
      "bookkeeping"),

@@ -4,13 +4,17 @@ under a deadline, apply scripted faults, answer on a worker thread.
 Order matters: nothing of a body is read before its route and credentials are known to be
 good, a body over the route's cap is refused from its declared length (413) or as soon as
 it grows past it, a body that stops arriving is a 408, and a client that disconnects
-mid-body gets nothing done. Replies to a request whose body was not read to the end close
+mid-body gets nothing done. A handler runs on one of the application's worker threads,
+unless it is a coroutine function: that one is awaited on the event loop and must hand
+any blocking work to threads of its own (the SQL API does: its statements never hold
+the threads that answer appends). Replies to a request whose body was not read to the end close
 the connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -176,8 +180,12 @@ class EmulatorApp:
                 )
             elif fault.action == "malformed":
                 return Reply(200, MALFORMED_BODY, "text/html")
+        handler = request.route.handler
         try:
-            reply = await loop.run_in_executor(self._pool, request.route.handler, request)
+            if inspect.iscoroutinefunction(handler):  # it waits without a thread (routes.py)
+                reply = await handler(request)
+            else:
+                reply = await loop.run_in_executor(self._pool, handler, request)
         except ApiError as e:
             reply = e.reply(request.request_id)
         except Exception as e:

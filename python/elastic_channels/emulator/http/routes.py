@@ -9,13 +9,15 @@ Adding an endpoint is one :class:`Route` in the list the emulator builds
 
 The application checks the route's :class:`~.access.Auth` from the headers, then its
 Content-Type and size, and only then reads the body and calls ``handler(request)``
-(on a worker thread, so it may block).
+(on a worker thread, so it may block). A handler that is a coroutine function (``async
+def``) is awaited on the event loop instead: it must not block, and holds no worker
+thread while it waits (the SQL API's statements wait so, on threads of their own).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -45,7 +47,7 @@ class Route:
     path: str  # a regular expression matched against the whole URL path
     name: str  # the endpoint's name in stats and faults
     auth: Auth
-    handler: Callable[[Request], Reply]
+    handler: Callable[[Request], Reply] | Callable[[Request], Awaitable[Reply]]
     #: Media types accepted for a request body (empty: any, or no body expected).
     content_types: tuple[str, ...] = ()
     #: Largest body accepted, in bytes on the wire.

@@ -7,378 +7,152 @@ and the documented response: a ResultSet (``resultSetMetaData`` with ``rowType``
 ``sqlState``). The caller (the HTTP route) has authenticated the request (key-pair JWT,
 as for the streaming endpoints); nothing here looks at headers.
 
-The statement is Snowflake SQL, translated to DuckDB by ``sqlglot``:
+The statement is Snowflake SQL, translated to DuckDB by ``sqlglot`` (``translate.py``);
+``?`` bind variables take ``bindings`` (``bindings.py``). Every statement passes the
+control plane's guard (``guard.py``) before it runs, on DuckDB's own parse of the
+translated text. A query (SELECT, WITH, UNION, SHOW, DESCRIBE) reads only the
+database's tables, views and CTEs, with no table function that reads files or runs SQL
+(``read_csv``, ``glob``, ``FROM 'x.csv'`` ... are refused), and runs on the read
+connection inside a read-only transaction. A write (INSERT, UPDATE, DELETE, MERGE,
+CREATE TABLE, ALTER TABLE, DROP) runs on the write connection once every SELECT in it
+passes the same guard and every other table it reads is a table. No statement may write
+the emulator's own relations (``bookkeeping.py``: every ``_EMULATOR_*`` table and the
+landing table or view); it is refused with a 422 that names the relation. Everything
+else is refused: statements that would reach past the tables (COPY, ATTACH, EXPORT,
+INSTALL, LOAD, SET, USE, PRAGMA, EXPLAIN ANALYZE ...), views (read later, past the
+checks), and statements that span requests (BEGIN, COMMIT). One statement per request
+(Snowflake's default ``MULTI_STATEMENT_COUNT`` of 1).
 
-- ``METADATA$ROW_LAST_COMMIT_TIME`` is the emulator's commit-time column
-  (:data:`~.schema.COMMIT_TIME_COLUMN`): every emulated landing table has row
-  timestamps, so ``ROW_TIMESTAMP = TRUE`` in a CREATE TABLE is accepted and
-  ``ALTER TABLE ... SET ROW_TIMESTAMP = TRUE`` succeeds without changing anything.
-- ``CREATE DATABASE``, ``CREATE SCHEMA`` and ``CREATE PIPE`` succeed without doing
-  anything (the emulator serves one database, schema and pipe), so ``setup``'s SQL runs
-  on both targets.
-- ``VARIANT``/``OBJECT``/``ARRAY`` columns are DuckDB ``JSON``; ``db.schema.table``
-  names lose their database and schema (the emulator has one of each; the request's
-  ``database`` and ``schema`` fields are accepted and not needed).
-- ``?`` bind variables take ``bindings`` (``{"1": {"type": "TEXT", "value": "..."}}``;
-  types FIXED, REAL, TEXT, BOOLEAN, DATE and TIMESTAMP_* given as text).
-
-Every statement passes the control plane's guard (``query_guard.py``) before it runs,
-on DuckDB's own parse of the translated text. A query (SELECT, WITH, UNION, SHOW,
-DESCRIBE) reads only the database's tables, views and CTEs, with no table function that
-reads files or runs SQL (``read_csv``, ``glob``, ``FROM 'x.csv'`` ... are refused), and
-runs on the read connection inside a read-only transaction. A write (INSERT, UPDATE,
-DELETE, MERGE, CREATE TABLE, ALTER TABLE, DROP) runs on the write connection once every
-SELECT in it passes the same guard and every other table it reads is a table; it may
-not write the emulator's bookkeeping (``_EMULATOR_*``). Everything else is refused:
-statements that would reach past the tables (COPY, ATTACH, EXPORT, INSTALL, LOAD, SET,
-USE, PRAGMA, EXPLAIN ANALYZE ...), views (read later, past the checks), and statements
-that span requests (BEGIN, COMMIT). One statement per request (Snowflake's default
-``MULTI_STATEMENT_COUNT`` of 1); the result is returned in one partition.
+Under load it behaves as a warehouse does: statements run on their own few threads
+(``pool.py``), never on those that answer appends; the request's ``timeout`` (seconds,
+at most :data:`MAX_TIMEOUT_S`, which is also the default and what ``0`` means) bounds
+the statement from its arrival, and one not done by then is canceled and answered 408,
+as Snowflake answers. Every statement is answered in its POST: where Snowflake would
+answer 202 after 45 s and go on, the emulator has canceled it (408), and ``async=true``
+is refused (400). The result comes in one partition of at most
+:data:`~.results.MAX_RESULT_BYTES` of jsonv2 text; a larger one is refused (422).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import re
+import asyncio
+import json
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
+from .bindings import bindings
+from .bookkeeping import own_relations
+from .errors import SqlApiError, bad_request
+from .execute import Deadline, execute
+from .pool import StatementPool
+from .results import Answer
+from .translate import translate
 
-from ..storage.schema import COMMIT_TIME_COLUMN
+__all__ = [
+    "MAX_TIMEOUT_S",
+    "SqlApiError",
+    "answer_statement",
+    "handle_statement",
+    "statements_route",
+    "translate",
+]
 
-__all__ = ["SqlApiError", "handle_statement", "statements_route", "translate"]
-
-ROW_TIMESTAMP_COLUMN = "METADATA$ROW_LAST_COMMIT_TIME"
-_QUERIES = (exp.Query, exp.Show, exp.Describe)
-#: Statements that would reach past the tables (files, extensions, other databases,
-#: settings) or span requests (transactions): refused.
-_REFUSED = (
-    exp.Command, exp.Copy, exp.Pragma, exp.Set, exp.Attach, exp.Detach, exp.Install,
-    exp.Export, exp.LoadData, exp.Use, exp.Transaction, exp.Commit, exp.Rollback, exp.Grant,
-)  # fmt: skip
-_JSON_TYPES = {exp.DataType.Type.VARIANT, exp.DataType.Type.OBJECT, exp.DataType.Type.ARRAY}
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-_CREATE_PIPE = re.compile(r"\s*CREATE\s+(OR\s+REPLACE\s+)?PIPE\b", re.I)
-
-
-class SqlApiError(Exception):
-    """A request the API refuses: HTTP status, Snowflake error code, SQL state, message."""
-
-    def __init__(self, status: int, code: str, sql_state: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.sql_state, self.message = status, code, sql_state, message
+#: The longest a statement may take, and how long one that names no ``timeout`` may:
+#: Snowflake answers 202 at 45 s and the emulator answers every statement in its POST.
+MAX_TIMEOUT_S = 45
+#: How much longer than its deadline an answer may take before the route gives up on it
+#: (a statement DuckDB does not interrupt at once).
+_GRACE_S = 15.0
 
 
-def _compile_error(message: str) -> SqlApiError:
-    return SqlApiError(422, "001003", "42000", f"SQL compilation error: {message}")
+def _timeout(body: dict[str, Any]) -> int:
+    value = body.get("timeout", 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise bad_request(f"'timeout' must be a whole number of seconds, 0 or more; got {value!r}")
+    return MAX_TIMEOUT_S if value == 0 else min(value, MAX_TIMEOUT_S)
 
 
-# --- translation ---------------------------------------------------------------------
-
-
-def _rewrite(node: exp.Expression) -> exp.Expression | None:
-    if isinstance(node, exp.Column) and node.name.upper() == ROW_TIMESTAMP_COLUMN:
-        return exp.column(COMMIT_TIME_COLUMN, table=node.table or None, quoted=True)
-    if isinstance(node, exp.DataType) and node.this in _JSON_TYPES:
-        return exp.DataType.build("JSON")
-    if isinstance(node, exp.Table):
-        if node.db.upper() == "INFORMATION_SCHEMA":
-            node.set("catalog", None)  # DuckDB has one, as Snowflake has one per database
-        else:
-            node.set("db", None)
-            node.set("catalog", None)
-    if isinstance(node, exp.Property) and node.name.upper() == "ROW_TIMESTAMP":
-        return None  # the emulator's landing tables always keep commit times
-    return node
-
-
-def _is_row_timestamp_alter(tree: exp.Expression) -> bool:
-    if not isinstance(tree, exp.Alter):
-        return False
-    actions = tree.args.get("actions") or []
-    props = [p for a in actions if isinstance(a, exp.AlterSet) for p in a.find_all(exp.Property)]
-    return (
-        bool(props)
-        and len(props) == len(actions)
-        and all(p.name.upper() == "ROW_TIMESTAMP" for p in props)
-    )
-
-
-def _is_namespace(tree: exp.Expression) -> bool:
-    """CREATE DATABASE/SCHEMA: the emulator has its one database and schema."""
-    kind = str(tree.args.get("kind", "")).upper() if isinstance(tree, exp.Create) else ""
-    return kind in ("DATABASE", "SCHEMA")
-
-
-def translate(statement: str) -> tuple[str | None, bool, int]:
-    """``(DuckDB SQL or None for a no-op, is_query, bind variables)`` for one Snowflake
-    statement."""
-    if _CREATE_PIPE.match(statement):  # not parsed: sqlglot has no CREATE PIPE
-        return None, False, 0
-    try:
-        trees = [t for t in sqlglot.parse(statement, read="snowflake") if t is not None]
-    except sqlglot.errors.ParseError as e:
-        raise _compile_error(str(e).splitlines()[0]) from None
-    if not trees:
-        raise _compile_error("empty SQL statement")
-    if len(trees) > 1:
-        raise SqlApiError(
-            422, "000008", "0A000",
-            f"Actual statement count {len(trees)} did not match the desired statement "
-            "count 1.",
-        )  # fmt: skip
-    tree: exp.Expression = trees[0]  # type: ignore[assignment]
-    if _is_row_timestamp_alter(tree) or _is_namespace(tree):
-        return None, False, 0
-    if isinstance(tree, _REFUSED):
-        raise _compile_error(
-            f"{type(tree).__name__.upper()} statements are not available through this API: "
-            f"{statement.strip()[:80]!r}"
-        )
-    tree = tree.transform(_rewrite)  # type: ignore[assignment]
-    n_params = sum(1 for _ in tree.find_all(exp.Placeholder))
-    return tree.sql(dialect="duckdb"), isinstance(tree, _QUERIES), n_params
-
-
-# --- bindings --------------------------------------------------------------------------
-
-
-def _binding(key: str, b: Any) -> Any:
-    if not isinstance(b, dict) or "type" not in b or "value" not in b:
-        raise SqlApiError(
-            400, "391903", "22000", f"binding {key!r} must be an object with 'type' and 'value'"
-        )
-    kind, value = str(b["type"]).upper(), b["value"]
-    if value is None:
-        return None
-    if isinstance(value, list):
-        raise SqlApiError(400, "391903", "22000", f"binding {key!r}: array binds are not supported")
-    try:
-        if kind == "FIXED":
-            text = str(value)
-            return int(text) if text.lstrip("-").isdigit() else decimal.Decimal(text)
-        if kind == "REAL":
-            return float(value)
-        if kind == "BOOLEAN":
-            return str(value).lower() in ("true", "1")
-        if kind in ("TEXT", "DATE", "TIME") or kind.startswith("TIMESTAMP"):
-            return str(value)
-    except (ValueError, decimal.InvalidOperation):
-        raise SqlApiError(
-            400, "391903", "22000", f"binding {key!r}: {value!r} is not a valid {kind}"
-        ) from None
-    raise SqlApiError(400, "391903", "22000", f"binding {key!r}: unsupported type {kind!r}")
-
-
-def _bindings(raw: Any, count: int) -> list[Any]:
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise SqlApiError(400, "391903", "22000", "'bindings' must be an object")
-    keys = sorted(raw, key=lambda k: int(k) if str(k).isdigit() else -1)
-    if keys != [str(i) for i in range(1, len(keys) + 1)]:
-        raise SqlApiError(400, "391903", "22000", "'bindings' keys must be '1', '2', ... in full")
-    if len(keys) != count:
-        raise SqlApiError(
-            422, "002049", "42601",
-            f"SQL compilation error: {count} bind variable(s) in the statement, "
-            f"{len(keys)} binding(s) given",
-        )  # fmt: skip
-    return [_binding(k, raw[k]) for k in keys]
-
-
-# --- results ---------------------------------------------------------------------------
-
-
-def _column_type(name: str, duck_type: str) -> dict[str, Any]:
-    t = duck_type.upper()
-    col: dict[str, Any] = {"name": name, "nullable": True}
-    if t.startswith("DECIMAL"):
-        p, s = (int(x) for x in t[t.index("(") + 1 : -1].split(","))
-        return {**col, "type": "FIXED", "precision": p, "scale": s}
-    if t in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-             "UINTEGER", "UBIGINT"):  # fmt: skip
-        return {**col, "type": "FIXED", "precision": 38, "scale": 0}
-    if t in ("DOUBLE", "FLOAT", "REAL"):
-        return {**col, "type": "REAL"}
-    if t == "BOOLEAN":
-        return {**col, "type": "BOOLEAN"}
-    if t == "DATE":
-        return {**col, "type": "DATE"}
-    if t == "TIMESTAMP WITH TIME ZONE":
-        return {**col, "type": "TIMESTAMP_TZ", "scale": 9}
-    if t.startswith("TIMESTAMP"):
-        return {**col, "type": "TIMESTAMP_NTZ", "scale": 9}
-    if t == "JSON":
-        return {**col, "type": "VARIANT"}
-    return {**col, "type": "TEXT", "length": 16777216}
-
-
-def _epoch_text(value: dt.datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.timezone.utc)
-    us = (value - _EPOCH) // dt.timedelta(microseconds=1)
-    return f"{us // 1_000_000}.{us % 1_000_000:06d}000"
-
-
-def _cell(value: Any, kind: str) -> str | None:
-    """One value as the SQL API's jsonv2 writes it (always text, or null)."""
-    if value is None:
-        return None
-    if kind == "BOOLEAN":
-        return "true" if value else "false"
-    if kind == "TIMESTAMP_TZ":  # seconds since the epoch, then the offset in minutes + 1440
-        offset = value.utcoffset() or dt.timedelta(0)
-        return f"{_epoch_text(value)} {int(offset.total_seconds() // 60) + 1440}"
-    if kind == "TIMESTAMP_NTZ":
-        return _epoch_text(value)
-    if kind == "DATE":
-        return str((value - dt.date(1970, 1, 1)).days)
-    if kind == "REAL":
-        return repr(float(value))
-    return str(value)
-
-
-def _result(columns: list[dict[str, Any]], rows: list[tuple[Any, ...]]) -> dict[str, Any]:
-    kinds = [c["type"] for c in columns]
-    data = [[_cell(row[i], k) for i, k in enumerate(kinds)] for row in rows]
-    handle = str(uuid.uuid4())
-    return {
-        "resultSetMetaData": {
-            "numRows": len(data),
-            "format": "jsonv2",
-            "partitionInfo": [{"rowCount": len(data), "uncompressedSize": len(str(data))}],
-            "rowType": columns,
-        },
-        "data": data,
-        "code": "090001",
-        "statementStatusUrl": f"/api/v2/statements/{handle}",
-        "requestId": str(uuid.uuid4()),
-        "sqlState": "00000",
-        "statementHandle": handle,
-        "message": "Statement executed successfully.",
-        "createdOn": int(time.time() * 1000),
-    }
-
-
-def _status_only() -> dict[str, Any]:
-    return _result(
-        [{"name": "status", "type": "TEXT", "nullable": True}],
-        [("Statement executed successfully.",)],
-    )
-
-
-def _error(e: SqlApiError) -> tuple[int, dict[str, Any]]:
-    return e.status, {
-        "code": e.code,
-        "message": e.message,
-        "sqlState": e.sql_state,
-        "statementHandle": str(uuid.uuid4()),
-    }
-
-
-# --- the handler -------------------------------------------------------------------------
-
-
-def handle_statement(body: Any, write_con: Any, read_con: Any = None) -> tuple[int, dict]:
-    """Run one ``POST /api/v2/statements`` request body on DuckDB connections.
+def answer_statement(
+    body: Any, write_con: Any, read_con: Any = None, received_at: float | None = None
+) -> Answer:
+    """The answer to one ``POST /api/v2/statements`` body, run on DuckDB connections.
 
     ``write_con`` is the emulator's read-write connection (writes run on a cursor of
     it); ``read_con`` the one for queries (default: a cursor of ``write_con``), in a
-    read-only transaction either way. Returns ``(HTTP status, response body)``."""
+    read-only transaction either way. The statement's ``timeout`` counts from
+    ``received_at`` (``time.monotonic()``; default now)."""
+    start = time.monotonic() if received_at is None else received_at
     try:
         if not isinstance(body, dict):
-            raise SqlApiError(400, "391900", "22000", "the request body must be a JSON object")
+            raise bad_request("the request body must be a JSON object")
         statement = body.get("statement")
         if not isinstance(statement, str) or not statement.strip():
-            raise SqlApiError(400, "391900", "22000", "'statement' (SQL text) is required")
-        sql, _, n_params = translate(statement)
-        if sql is None:
-            return 200, _status_only()
-        params = _bindings(body.get("bindings"), n_params)
-        return 200, _execute(sql, params, write_con, read_con)
-    except SqlApiError as e:
-        return _error(e)
-
-
-def _execute(sql: str, params: list[Any], write_con: Any, read_con: Any) -> dict:
-    import duckdb
-
-    from ..storage.store import ERRORS_TABLE, LANDED_TABLE
-    from . import guard
-
-    bookkeeping = frozenset({ERRORS_TABLE.lower(), LANDED_TABLE.lower()})  # never written
-    cur = write_con.cursor()
-    try:
-        is_query = guard.is_query(cur, sql)
-        if is_query and read_con is not None:
-            cur.close()
-            cur = read_con.cursor()
-        if is_query:
-            guard.check_query(cur, sql)
-            cur.execute("BEGIN TRANSACTION READ ONLY")
-        else:
-            guard.check_write(cur, sql, bookkeeping)
+            raise bad_request("'statement' (SQL text) is required")
+        deadline = Deadline(_timeout(body), start)
+        if deadline.left <= 0:
+            raise deadline.timed_out()
+        cur = write_con.cursor()
         try:
-            cur.execute(sql, params or None)
-            description = cur.description
-            rows = cur.fetchall() if description is not None else []
+            own = own_relations(cur)
         finally:
-            if is_query:
-                cur.execute("ROLLBACK")
-    except guard.UnknownRelation as e:
-        raise SqlApiError(
-            422, "002003", "42S02",
-            f"SQL compilation error:\nObject '{e.name.upper()}' does not exist or not authorized.",
-        ) from None  # fmt: skip
-    except guard.QueryRefused as e:
-        raise _compile_error(str(e)) from None
-    except duckdb.CatalogException as e:
-        raise SqlApiError(422, "002003", "42S02", f"SQL compilation error: {e}") from None
-    except (duckdb.ParserException, duckdb.BinderException) as e:
-        raise SqlApiError(422, "001003", "42000", f"SQL compilation error: {e}") from None
-    except duckdb.Error as e:
-        raise SqlApiError(422, "100038", "22000", f"{type(e).__name__}: {e}") from None
-    finally:
-        cur.close()
-    if description is None:
-        return _status_only()
-    columns = [_column_type(d[0], str(d[1])) for d in description]
-    if not is_query and [c["name"] for c in columns] == ["Count"]:
-        if not rows:  # DDL
-            return _status_only()
-        columns = [{"name": "number of rows affected", "type": "FIXED", "precision": 38,
-                    "scale": 0, "nullable": False}]  # fmt: skip
-    return _result(columns, rows)
+            cur.close()
+        sql, _, n_params = translate(statement, own)
+        if sql is None:
+            return Answer.status_only()
+        params = bindings(body.get("bindings"), n_params)
+        return execute(sql, params, write_con, read_con, deadline)
+    except SqlApiError as e:
+        return Answer.error(e)
 
 
-# --- the route ---------------------------------------------------------------------------
+def handle_statement(body: Any, write_con: Any, read_con: Any = None) -> tuple[int, dict[str, Any]]:
+    """:func:`answer_statement` as ``(HTTP status, response body)``, in this thread."""
+    answer = answer_statement(body, write_con, read_con)
+    return answer.status, answer.to_dict()
 
 
-def statements_route(connection: Callable[[], Any]) -> Any:
+def _decoded(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except ValueError as e:
+        raise bad_request(f"malformed JSON: {e}") from None
+
+
+def statements_route(connection: Callable[[], Any], pool: StatementPool | None = None) -> Any:
     """The emulator's ``POST /api/v2/statements`` route (key-pair JWT, JSON body), on the
     DuckDB connection ``connection()`` returns when a request comes (the store's, once
-    the emulator has started): ``EmulatorConfig(extra_routes=[statements_route(...)])``."""
-    import json
-
+    the emulator has started): ``EmulatorConfig(extra_routes=[statements_route(...)])``.
+    Statements run on ``pool`` (default: a :class:`~.pool.StatementPool` of the route's
+    own)."""
     from ..http.access import Auth
     from ..http.errors import Reply
     from ..http.routes import Request, Route
 
-    def statements(request: Request) -> Reply:
+    statements_pool = pool or StatementPool()
+
+    def run(raw: bytes, received_at: float) -> Answer:
         try:
-            body = json.loads(request.body or b"null")
-        except ValueError as e:
-            status, reply = _error(SqlApiError(400, "391900", "22000", f"malformed JSON: {e}"))
-        else:
-            status, reply = handle_statement(body, connection())
-        reply.setdefault("requestId", request.request_id)
-        return Reply(status, json.dumps(reply).encode())
+            body = _decoded(raw)
+        except SqlApiError as e:
+            return Answer.error(e)
+        return answer_statement(body, connection(), received_at=received_at)
+
+    async def statements(request: Request) -> Reply:
+        received_at = time.monotonic()
+        try:
+            if request.query.get("async", "").lower() == "true":
+                raise bad_request(
+                    "async=true is not served: the emulator answers every statement in its "
+                    f"POST, within its timeout (at most {MAX_TIMEOUT_S} s), or cancels it (408)"
+                )
+            future = statements_pool.submit(run, request.body, received_at)
+            answer = await asyncio.wait_for(asyncio.wrap_future(future), MAX_TIMEOUT_S + _GRACE_S)
+        except SqlApiError as e:
+            answer = Answer.error(e)
+        except asyncio.TimeoutError:
+            answer = Answer.error(Deadline(MAX_TIMEOUT_S, received_at).timed_out())
+        return Reply(answer.status, answer.to_bytes(request.request_id))
 
     return Route(
         "POST", r"/api/v2/statements", "sql_statements", Auth.KEYPAIR, statements,

@@ -20,9 +20,13 @@ DELETE, MERGE, CREATE TABLE, ALTER TABLE, DROP TABLE/VIEW), typed by DuckDB's pa
 DuckDB cannot serialize a write's tree, so sqlglot's DuckDB reading of the same text
 finds its parts: every SELECT in it passes :func:`check_query` (DuckDB's tree again),
 every other table it reads (``USING``, ``FROM``, ``LIKE``) must be a table or view, and
-the tables it writes must be neither a file nor one of the ``protected`` ones. A view is
-refused: it would be read later, past these checks, and an unknown name in it would then
-be scanned as a file.
+no table it writes may be a file. A view is refused: it would be read later, past these
+checks, and an unknown name in it would then be scanned as a file.
+
+Neither check lets a statement write the emulator's own relations (``bookkeeping.py``):
+:func:`check_not_own` finds every relation a statement would change (its targets, a
+rename's new name, a foreign key's table: any it does not only read) and refuses with
+:class:`OwnRelationWrite`, which names the relation, before anything else is said of it.
 """
 
 from __future__ import annotations
@@ -35,9 +39,12 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from .bookkeeping import OwnRelations, own_relations
+
 __all__ = [
-    "TABLE_FUNCTIONS", "QueryRefused", "UnknownRelation", "check_query", "check_write",
-    "is_query", "relations",
+    "TABLE_FUNCTIONS", "OwnRelationWrite", "QueryRefused", "UnknownRelation",
+    "affected_tables", "check_not_own", "check_query", "check_write", "is_query",
+    "relations",
 ]  # fmt: skip
 
 #: Table functions a control query may call: generators and the catalog's own views.
@@ -56,6 +63,14 @@ class UnknownRelation(QueryRefused):
 
     def __init__(self, name: str) -> None:
         super().__init__(f"{name!r} is not a table or view of the emulator's database")
+        self.name = name
+
+
+class OwnRelationWrite(QueryRefused):
+    """A statement that would write one of the emulator's own relations (``name``)."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(why)
         self.name = name
 
 
@@ -78,10 +93,13 @@ def _select_text(cur: duckdb.DuckDBPyConnection, sql: str) -> str:
         except duckdb.ParserException:
             inner = None
         if inner is None or inner.type != _SELECT:
+            explained = re.sub(r"(?is)^\s*analyze\s+", "", m.group(1)) if m else ""
+            check_not_own(_duckdb_tree(explained), own_relations(cur))
             raise QueryRefused(
                 "only EXPLAIN of a SELECT is allowed (EXPLAIN ANALYZE runs the statement)"
             )
         return inner.query
+    check_not_own(_duckdb_tree(sql), own_relations(cur))
     raise QueryRefused(f"only SELECT queries are allowed here, not {statement.type.name}")
 
 
@@ -144,6 +162,78 @@ def is_query(cur: duckdb.DuckDBPyConnection, sql: str) -> bool:
     return _one_statement(cur, sql).type in (_SELECT, duckdb.StatementType.EXPLAIN)
 
 
+# --- the emulator's own relations ---------------------------------------------------------
+
+
+def _duckdb_tree(sql: str) -> exp.Expression | None:
+    """sqlglot's DuckDB reading of ``sql`` (one statement), or None if it has none."""
+    try:
+        parsed = sqlglot.parse_one(sql, read="duckdb")
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+        return None
+    return parsed if isinstance(parsed, exp.Expression) else None
+
+
+def _only_read(table: exp.Table) -> bool:
+    """Whether ``table`` is in a place a statement only reads from: a query, a FROM or
+    JOIN, DELETE ... USING, MERGE ... USING, CREATE TABLE ... LIKE, COPY ... TO."""
+    node = table
+    while node.parent is not None:
+        parent: Any = node.parent
+        if isinstance(parent, (exp.Query, exp.From, exp.Join, exp.LikeProperty, exp.Describe)):
+            return True
+        if node.arg_key == "using" and isinstance(parent, (exp.Delete, exp.Merge)):
+            return True
+        if isinstance(parent, exp.Copy) and (node.arg_key == "files" or not parent.args["kind"]):
+            return True  # COPY t TO ... reads t; COPY INTO t FROM f reads f
+        node = parent
+    return False
+
+
+_EXPLAINED = re.compile(r"^\s*ANALYZE\s+", re.IGNORECASE)
+
+
+def affected_tables(tree: exp.Expression) -> list[str]:
+    """The relations a statement would change (or hold, by a foreign key): every table it
+    names outside the places it only reads from; for ``EXPLAIN [ANALYZE]``, what the
+    statement it explains would change."""
+    if isinstance(tree, exp.Command):
+        if str(tree.this).upper() != "EXPLAIN" or not isinstance(tree.expression, exp.Literal):
+            return []
+        explained = _EXPLAINED.sub("", tree.expression.name)
+        try:
+            inner = sqlglot.parse_one(explained, read="snowflake")
+        except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+            return []
+        return affected_tables(inner) if isinstance(inner, exp.Expression) else []
+    if isinstance(tree, exp.Show):
+        return []
+    return [_table_name(t) for t in tree.find_all(exp.Table) if not _only_read(t)]
+
+
+def _created_if_absent(tree: exp.Expression) -> str | None:
+    """The relation a ``CREATE ... IF NOT EXISTS`` makes (a no-op when it is there)."""
+    if not isinstance(tree, exp.Create) or not tree.args.get("exists"):
+        return None
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    return _table_name(target) if isinstance(target, exp.Table) else None
+
+
+def check_not_own(tree: exp.Expression | None, own: OwnRelations) -> None:
+    """Raise :class:`OwnRelationWrite` if ``tree`` would change an emulator relation.
+    ``CREATE ... IF NOT EXISTS`` of one that is there changes nothing (``setup``'s SQL
+    creates the landing table so on both targets)."""
+    if tree is None:
+        return
+    unchanged = _created_if_absent(tree)
+    for name in affected_tables(tree):
+        if name == unchanged and own.exists(name):
+            continue
+        why = own.why(name)
+        if why is not None:
+            raise OwnRelationWrite(name.rsplit(".", 1)[-1].upper(), why)
+
+
 # --- writes ------------------------------------------------------------------------------
 
 #: sqlglot's class of each write DuckDB's parser must agree on, and the kinds allowed.
@@ -188,17 +278,13 @@ def _write_parts(tree: exp.Expression) -> tuple[list[str], list[str], list[str]]
     return queries, reads, writes
 
 
-def check_write(
-    cur: duckdb.DuckDBPyConnection, sql: str, protected: frozenset[str] = frozenset()
-) -> None:
+def check_write(cur: duckdb.DuckDBPyConnection, sql: str, own: OwnRelations | None = None) -> None:
     """Raise :class:`QueryRefused` unless ``sql`` is one write that reads only the tables
-    and writes neither a file nor a ``protected`` table (lower-case names)."""
+    and writes neither a file nor one of the emulator's own relations (``own``, by
+    default read from the database)."""
     kind = _one_statement(cur, sql).type.name
-    try:
-        parsed = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.ParseError:
-        parsed = None
-    tree = parsed if isinstance(parsed, exp.Expression) else None
+    tree = _duckdb_tree(sql)
+    check_not_own(tree, own if own is not None else own_relations(cur))
     expected, kinds = _WRITES.get(type(tree), ("", ())) if tree else ("", ())
     what = f"{kind} {str(tree.args.get('kind') or '').upper()}".strip() if tree else kind
     if tree is None or expected != kind or (kinds and what.split()[-1] not in kinds):
@@ -208,13 +294,10 @@ def check_write(
         )
     if tree.args.get("with"):
         raise QueryRefused("put the WITH inside the write's SELECT (INSERT INTO t WITH ...)")
-    queries, reads, writes = _write_parts(tree)
+    queries, reads, _ = _write_parts(tree)
     for query in queries:
         check_query(cur, query)
     known = relations(cur)
     for name in reads:
         if name not in known:
             raise UnknownRelation(name)
-    for name in writes:
-        if name.rsplit(".", 1)[-1] in protected:
-            raise QueryRefused(f"{name!r} is the emulator's own bookkeeping: read it, not write it")

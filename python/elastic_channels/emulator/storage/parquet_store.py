@@ -135,7 +135,7 @@ class ParquetStore(Store):
         row = self._con.execute(
             "SELECT sql FROM duckdb_views() WHERE view_name = ?", [self.table]
         ).fetchone()
-        return bool(row) and f"'{FILES_DIR}/" in str(row[0])
+        return row is not None and f"'{FILES_DIR}/" in str(row[0])
 
     # --- the registry and the view ------------------------------------------------
 

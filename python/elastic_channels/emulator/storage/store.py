@@ -25,6 +25,7 @@ import duckdb
 
 from ..landing.batch_sql import Body, LandedFile
 from ..landing.parse_backends import make_parse
+from ..sql.bookkeeping import LANDING_COMMENT
 from ..sql.guard import QueryRefused, check_query
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
@@ -165,6 +166,10 @@ class Store:
             )
         self._con.execute(create_table_sql(self.table, self.columns))
         self._check_table(self.db_path)
+        # Marked as the emulator's own: SQL may read it, not write it (sql/bookkeeping.py).
+        self._con.execute(
+            f"COMMENT ON TABLE {quote_ident(self.table)} IS {_sql_str(LANDING_COMMENT)}"
+        )
 
     def _is_view(self, name: str) -> bool:
         return bool(

@@ -1,0 +1,150 @@
+"""Snowflake SQL to DuckDB SQL, by ``sqlglot``: one statement, its bind variables counted.
+
+- ``METADATA$ROW_LAST_COMMIT_TIME`` is the emulator's commit-time column
+  (:data:`~..storage.schema.COMMIT_TIME_COLUMN`): every emulated landing table has row
+  timestamps, so ``ROW_TIMESTAMP = TRUE`` in a CREATE TABLE is accepted and
+  ``ALTER TABLE ... SET ROW_TIMESTAMP = TRUE`` succeeds without changing anything.
+- ``CREATE DATABASE``, ``CREATE SCHEMA`` and ``CREATE PIPE`` succeed without doing
+  anything (the emulator serves one database, schema and pipe), so ``setup``'s SQL runs
+  on both targets.
+- ``VARIANT``/``OBJECT``/``ARRAY`` columns are DuckDB ``JSON``; ``db.schema.table``
+  names lose their database and schema (the emulator has one of each).
+
+What cannot be read is refused before anything runs: a syntax error is a 422 (a
+compilation error, as on Snowflake); a statement that would change one of the
+emulator's own relations (``bookkeeping.py``) is a 422 that names it; a statement that
+reaches past the tables (COPY, ATTACH, SET ...) is a 422; one sqlglot cannot translate
+(``UNDROP``, ``IDENTIFIER('/etc/passwd')``, expressions nested past what its recursive
+parser takes) is a 400 with a plain reason, never a 500 with sqlglot's internals.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+
+from ..storage.schema import COMMIT_TIME_COLUMN
+from .bookkeeping import OwnRelations
+from .errors import SqlApiError, compile_error
+from .guard import OwnRelationWrite, check_not_own
+
+__all__ = ["ROW_TIMESTAMP_COLUMN", "translate"]
+
+ROW_TIMESTAMP_COLUMN = "METADATA$ROW_LAST_COMMIT_TIME"
+_QUERIES = (exp.Query, exp.Show, exp.Describe)
+#: Statements that would reach past the tables (files, extensions, other databases,
+#: settings) or span requests (transactions): refused.
+_REFUSED = (
+    exp.Command, exp.Copy, exp.Pragma, exp.Set, exp.Attach, exp.Detach, exp.Install,
+    exp.Export, exp.LoadData, exp.Use, exp.Transaction, exp.Commit, exp.Rollback, exp.Grant,
+)  # fmt: skip
+_JSON_TYPES = {exp.DataType.Type.VARIANT, exp.DataType.Type.OBJECT, exp.DataType.Type.ARRAY}
+_CREATE_PIPE = re.compile(r"\s*CREATE\s+(OR\s+REPLACE\s+)?PIPE\b", re.I)
+_CLASS_REPR = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
+_UNSUPPORTED = re.compile(r"Unsupported expression type (\w+)")
+
+
+def _untranslatable(reason: str) -> SqlApiError:
+    return SqlApiError(400, "001003", "42000", f"SQL compilation error: {reason}")
+
+
+def _plain(error: Exception) -> str:
+    """sqlglot's message without its class names and terminal colours, first line."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).strip().splitlines()
+    return _CLASS_REPR.sub(r"\1", text[0] if text else type(error).__name__)
+
+
+def _rewrite(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Column) and node.name.upper() == ROW_TIMESTAMP_COLUMN:
+        return exp.column(COMMIT_TIME_COLUMN, table=node.table or None, quoted=True)
+    if isinstance(node, exp.DataType) and node.this in _JSON_TYPES:
+        return exp.DataType.build("JSON")
+    if isinstance(node, exp.Table):
+        if node.db.upper() == "INFORMATION_SCHEMA":
+            node.set("catalog", None)  # DuckDB has one, as Snowflake has one per database
+        else:
+            node.set("db", None)
+            node.set("catalog", None)
+    if isinstance(node, exp.Property) and node.name.upper() == "ROW_TIMESTAMP":
+        return None  # the emulator's landing tables always keep commit times
+    return node
+
+
+def _is_row_timestamp_alter(tree: exp.Expression) -> bool:
+    if not isinstance(tree, exp.Alter):
+        return False
+    actions = tree.args.get("actions") or []
+    props = [p for a in actions if isinstance(a, exp.AlterSet) for p in a.find_all(exp.Property)]
+    return (
+        bool(props)
+        and len(props) == len(actions)
+        and all(p.name.upper() == "ROW_TIMESTAMP" for p in props)
+    )
+
+
+def _is_namespace(tree: exp.Expression) -> bool:
+    """CREATE DATABASE/SCHEMA: the emulator has its one database and schema."""
+    kind = str(tree.args.get("kind", "")).upper() if isinstance(tree, exp.Create) else ""
+    return kind in ("DATABASE", "SCHEMA")
+
+
+def _parse(statement: str) -> exp.Expression:
+    try:
+        trees = [t for t in sqlglot.parse(statement, read="snowflake") if t is not None]
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as e:
+        raise compile_error(_plain(e)) from None
+    if not trees:
+        raise compile_error("empty SQL statement")
+    if len(trees) > 1:
+        raise SqlApiError(
+            422, "000008", "0A000",
+            f"Actual statement count {len(trees)} did not match the desired statement "
+            "count 1.",
+        )  # fmt: skip
+    return trees[0]  # type: ignore[return-value]
+
+
+def _translate(statement: str, own: OwnRelations) -> tuple[str | None, bool, int]:
+    tree = _parse(statement)
+    if tree.find(exp.DynamicIdentifier):
+        raise _untranslatable(
+            "IDENTIFIER(...) is not available through this API: name the object itself"
+        )
+    if _is_row_timestamp_alter(tree) or _is_namespace(tree):
+        return None, False, 0
+    try:
+        check_not_own(tree, own)
+    except OwnRelationWrite as e:
+        raise compile_error(str(e)) from None
+    if isinstance(tree, _REFUSED):
+        raise compile_error(
+            f"{type(tree).__name__.upper()} statements are not available through this API: "
+            f"{statement.strip()[:80]!r}"
+        )
+    tree = tree.transform(_rewrite)  # type: ignore[assignment]
+    n_params = sum(1 for _ in tree.find_all(exp.Placeholder))
+    return tree.sql(dialect="duckdb"), isinstance(tree, _QUERIES), n_params
+
+
+def translate(statement: str, own: OwnRelations | None = None) -> tuple[str | None, bool, int]:
+    """``(DuckDB SQL or None for a no-op, is_query, bind variables)`` for one Snowflake
+    statement; :class:`~.errors.SqlApiError` (4xx) saying why not. ``own``: the
+    database's own relations, besides every ``_EMULATOR_*`` name."""
+    if _CREATE_PIPE.match(statement):  # not parsed: sqlglot has no CREATE PIPE
+        return None, False, 0
+    try:
+        return _translate(statement, own or OwnRelations())
+    except RecursionError:
+        raise _untranslatable(
+            "the statement nests expressions too deeply for the emulator to read"
+        ) from None
+    except (sqlglot.errors.SqlglotError, ValueError, TypeError, AttributeError) as e:
+        unsupported = _UNSUPPORTED.search(str(e))
+        if unsupported:
+            what = unsupported.group(1).upper()
+            raise _untranslatable(f"{what} statements are not available through this API") from None
+        raise _untranslatable(
+            f"the emulator cannot translate this statement to DuckDB ({_plain(e)})"
+        ) from None
