@@ -6,7 +6,9 @@
 * Users: RSA public keys registered per user (``users/<USER>.pub.pem`` in the data dir,
   or added at start). A key-pair JWT is checked for its RS256 signature, its ``iss``
   public-key fingerprint (``ACCOUNT.USER.SHA256:<b64 sha256 of the key's DER>``), its
-  ``sub``, its ``exp`` and its lifetime (``exp - iat``, at most an hour, as Snowflake).
+  ``sub``, its ``exp`` and its lifetime (``exp - iat``, at most an hour, as Snowflake);
+  ``exp`` and ``iat`` must be whole numbers (NaN would never expire, nor bound a
+  lifetime).
 * Scoped tokens: data calls need a token this emulator issued (HS256, random secret per
   process, ``exp`` in seconds).
 """
@@ -18,6 +20,7 @@ import datetime as dt
 import hashlib
 import ipaddress
 import json
+import math
 import os
 import secrets
 import time
@@ -239,24 +242,36 @@ class UserKeys:
             )
         except jwt.PyJWTError as e:
             raise AuthError(f"JWT signature refused: {e}") from None
-        exp = claims.get("exp")
-        if not isinstance(exp, (int, float)):
-            raise AuthError("JWT has no numeric exp claim")
-        exp_s = exp / 1000 if exp > MS_EPOCH_THRESHOLD else exp
+        exp_s = _seconds_claim(claims, "exp")
+        if exp_s is None:
+            raise AuthError("JWT has no exp claim")
         now = time.time()
         if exp_s + CLOCK_LEEWAY_S < now:
             raise AuthError(f"JWT expired at {exp_s:.0f} (now {now:.0f})")
-        iat = claims.get("iat")
-        start = now
-        if isinstance(iat, (int, float)):
-            start = iat / 1000 if iat > MS_EPOCH_THRESHOLD else iat
-            if start > now + CLOCK_LEEWAY_S:
-                raise AuthError(f"JWT iat {start:.0f} is in the future (now {now:.0f})")
+        iat_s = _seconds_claim(claims, "iat")
+        start = now if iat_s is None else iat_s
+        if start > now + CLOCK_LEEWAY_S:
+            raise AuthError(f"JWT iat {start:.0f} is in the future (now {now:.0f})")
         if exp_s - start > MAX_JWT_LIFETIME_S + CLOCK_LEEWAY_S:
             raise AuthError(
                 f"JWT lifetime of {exp_s - start:.0f} s is over the {MAX_JWT_LIFETIME_S} s limit"
             )
         return user
+
+
+def _seconds_claim(claims: dict, name: str) -> int | None:
+    """A time claim (``exp``, ``iat``) in seconds, or None when it is absent; AuthError
+    unless it is a whole number (RFC 7519's NumericDate, as Snowflake's clients write
+    it): NaN, infinities, text and fractions are refused. One above
+    :data:`MS_EPOCH_THRESHOLD` is in milliseconds (SDK 1.9.1 writes them so)."""
+    value = claims.get(name)
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise AuthError(f"JWT {name} must be a whole number of seconds, not {value!r}")
+    return value // 1000 if value > MS_EPOCH_THRESHOLD else value
 
 
 class ScopedTokens:

@@ -1,0 +1,103 @@
+"""Hostile input, round 3 (issue #23 item 5), against a real emulator process where the
+case is about the wire: statements sqlglot cannot translate answer 400 with a plain
+reason (main: 500 with sqlglot's internals), key-pair JWTs whose ``exp``/``iat`` are not
+whole numbers are refused (main: ``exp: NaN`` never expired, ``iat: NaN`` lifted the
+lifetime cap)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from emulator_support import EmulatorProcess
+
+from elastic_channels.emulator.http.auth import public_key_fingerprint
+
+
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory):
+    proc = EmulatorProcess(tmp_path_factory.mktemp("round3") / "emu").start()
+    yield proc
+    assert proc.stop() == 0, proc.stderr()
+
+
+def _statement(emu, statement: str, token: str | None = None) -> tuple[int, dict]:
+    headers = {
+        "Authorization": f"Bearer {token or emu.keypair_jwt()}",
+        "X-Snowflake-Authorization-Token-Type": "KEYPAIR_JWT",
+        "Content-Type": "application/json",
+    }
+    body = json.dumps({"statement": statement, "timeout": 30}).encode()
+    status, _, reply = emu.request("POST", "/api/v2/statements", body, headers)
+    return status, json.loads(reply)
+
+
+UNTRANSLATABLE = [
+    ("SELECT * FROM IDENTIFIER('/etc/passwd')", 400, "IDENTIFIER(...) is not available"),
+    ("UNDROP TABLE ELASTIC_K8S_METRICS", 400, "UNDROP statements are not available"),
+    ("SELECT " + "(" * 2000 + "1" + ")" * 2000, 400, "nests expressions too deeply"),
+    ("SELECT " + "NOT " * 3000 + "TRUE", 400, "nests expressions too deeply"),
+    # sqlglot reads this one; DuckDB's parser refuses it, a compilation error
+    ("SELECT " + "1 + " * 6000 + "1", 422, "Max expression depth limit of 1000 exceeded"),
+]
+
+
+@pytest.mark.parametrize(("statement", "code", "reason"), UNTRANSLATABLE)
+def test_what_sqlglot_cannot_translate_is_400_with_a_plain_reason(emu, statement, code, reason):
+    status, reply = _statement(emu, statement)
+    assert status == code, reply
+    assert reason in reply["message"], reply
+    for internal in ("sqlglot", "<class", "Traceback", "RecursionError", "emulator error"):
+        assert internal not in reply["message"], reply
+    status, reply = _statement(emu, "SELECT 1 AS ONE")  # and the emulator goes on
+    assert status == 200 and reply["data"] == [["1"]]
+
+
+def test_a_statement_that_does_not_tokenize_is_a_compilation_error(emu):
+    status, reply = _statement(emu, "SELECT $$never closed")
+    assert status == 422 and reply["code"] == "001003", reply
+    assert "SQL compilation error" in reply["message"]
+
+
+# --- key-pair JWTs ----------------------------------------------------------------------
+
+
+def _jwt(emu, **claims) -> str:
+    """The default user's key-pair JWT with these ``iat``/``exp`` (JSON NaN allowed)."""
+    props = emu.info["properties"]
+    key = serialization.load_pem_private_key(Path(props["private_key_file"]).read_bytes(), None)
+    who = f"{props['account']}.{props['user']}"
+    fp = public_key_fingerprint(key.public_key())  # type: ignore[arg-type]
+    return jwt.encode({"iss": f"{who}.{fp}", "sub": who, **claims}, key, algorithm="RS256")  # type: ignore[arg-type]
+
+
+NOW = int(time.time())
+BAD_TIMES = [
+    ({"iat": NOW, "exp": float("nan")}, "exp must be a whole number"),
+    ({"iat": float("nan"), "exp": NOW + 10 * 365 * 86400}, "iat must be a whole number"),
+    ({"iat": NOW, "exp": float("inf")}, "exp must be a whole number"),
+    ({"iat": float("-inf"), "exp": NOW + 600}, "iat must be a whole number"),
+    ({"iat": NOW, "exp": str(NOW + 600)}, "exp must be a whole number"),
+    ({"iat": NOW, "exp": NOW + 600.5}, "exp must be a whole number"),
+    ({"iat": True, "exp": NOW + 600}, "iat must be a whole number"),
+    ({"iat": NOW}, "no exp claim"),
+    ({"iat": NOW, "exp": NOW + 10 * 365 * 86400}, "lifetime"),
+]
+
+
+@pytest.mark.parametrize(("claims", "why"), BAD_TIMES)
+def test_a_jwt_whose_times_are_not_whole_numbers_is_refused(emu, claims, why):
+    status, reply = _statement(emu, "SELECT 1", token=_jwt(emu, **claims))
+    assert status == 401, reply
+    assert why in reply["message"], reply
+
+
+def test_whole_number_times_in_seconds_or_milliseconds_pass(emu):
+    for claims in ({"iat": NOW, "exp": NOW + 600}, {"iat": NOW * 1000, "exp": (NOW + 600) * 1000},
+                   {"iat": float(NOW), "exp": float(NOW + 600)}):  # fmt: skip
+        status, reply = _statement(emu, "SELECT 1", token=_jwt(emu, **claims))
+        assert status == 200, (claims, reply)
