@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..model import TABLE_NAME
-from .cli_serve import add_serve, friendly
+from .cli_serve import add_serve, finite_count, finite_fraction, finite_seconds, friendly
 from .control import ControlClient, query_offline, running_server, stats_offline
 from .http.faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
 
@@ -108,16 +108,22 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         help="HTTP status for the status action (default 500)",
     )
     a.add_argument(
-        "--count", type=int, default=1, help="fire this many times (default 1; 0 = until cleared)"
+        "--count",
+        type=finite_count(),
+        default=1,
+        help="fire this many times (default 1; 0 = until cleared)",
     )
     a.add_argument(
         "--probability",
-        type=float,
+        type=finite_fraction,
         default=1.0,
         help="fire on this fraction of matching requests (default 1.0)",
     )
     a.add_argument(
-        "--delay-seconds", type=float, default=0.0, help="how long the delay action sleeps"
+        "--delay-seconds",
+        type=finite_seconds(at_most=600),
+        default=0.0,
+        help="how long the delay action sleeps",
     )
 
 

@@ -6,6 +6,7 @@ import argparse
 import functools
 import json
 import logging
+import math
 import signal
 import sys
 import threading
@@ -18,11 +19,14 @@ from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
 from .api.drop_sink import SINKS
 from .control import ControlError, running_server
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
-from .http.server import HttpLimits, check_loopback
+from .http.server import HttpLimits
 from .landing.parse_backends import PARSE_BACKENDS
 from .storage.store import StoreError
 
-__all__ = ["add_serve", "friendly"]
+__all__ = [
+    "SERVED_HOSTS", "add_serve", "finite_count", "finite_fraction", "finite_seconds",
+    "friendly",
+]  # fmt: skip
 
 
 def friendly(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -48,11 +52,70 @@ def _user_key(spec: str) -> tuple[str, Path]:
     return user.upper(), Path(path)
 
 
+#: What ``--host`` may be: the names the server's certificate and the client properties
+#: cover (``localhost`` binds 127.0.0.1). ::1 or 127.0.0.2 would bind where no client
+#: that follows the properties connects.
+SERVED_HOSTS = ("127.0.0.1", "localhost")
+
+
 def _host(value: str) -> str:
+    if value not in SERVED_HOSTS:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an address the emulator's certificate and client properties "
+            f"cover (it binds loopback only); use {' or '.join(SERVED_HOSTS)}"
+        )
+    return value
+
+
+def finite_seconds(
+    *, positive: bool = False, at_most: float | None = None
+) -> Callable[[str], float]:
+    """An argparse type for a duration flag: a finite number of seconds (``nan`` and
+    ``inf`` would remove the bound it sets), 0 or more (more than 0 if ``positive``)."""
+
+    def seconds(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r}: a duration must be a finite number")
+        if value < 0 or (positive and value == 0):
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: a duration must be {'more than 0' if positive else '0 or more'}"
+            )
+        if at_most is not None and value > at_most:
+            raise argparse.ArgumentTypeError(f"{text!r}: at most {at_most:g} seconds")
+        return value
+
+    return seconds
+
+
+def finite_count(*, positive: bool = False) -> Callable[[str], int]:
+    """An argparse type for a whole count (ms, seconds, connections): 0 or more."""
+
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < 0 or (positive and value == 0):
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: must be {'more than 0' if positive else '0 or more'}"
+            )
+        return value
+
+    return count
+
+
+def finite_fraction(text: str) -> float:
+    """An argparse type for a probability: a finite number from 0 to 1."""
     try:
-        check_loopback(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a number from 0 to 1")
     return value
 
 
@@ -88,8 +151,9 @@ def add_serve(sub: Any) -> None:
         "--host",
         type=_host,
         default="127.0.0.1",
-        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1; any other "
-        "address is refused",
+        help="loopback address to bind: 127.0.0.1 (default) or localhost, the names the "
+        "server's certificate and the client properties cover; any other address (::1, "
+        "127.0.0.2 ...) is refused",
     )
     s.add_argument(
         "--info-file",
@@ -118,13 +182,13 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument(
         "--token-ttl-seconds",
-        type=int,
+        type=finite_count(positive=True),
         default=3600,
         help="lifetime of issued scoped tokens in seconds (default 3600)",
     )
     s.add_argument(
         "--append-buffer-ms",
-        type=int,
+        type=finite_count(),
         help="send max_append_request_buffer_duration_ms to the SDK in pipe-info "
         "(lower = faster acks, smaller requests; default: the SDK's own, ~1 s)",
     )
@@ -149,7 +213,12 @@ def add_serve(sub: Any) -> None:
         "it leaves go through the SQL path) or sql (one DuckDB query per batch); default: "
         "native when the native module is built, else sql",
     )
-    s.add_argument("--duckdb-threads", type=int, default=2, help="DuckDB threads (default 2)")
+    s.add_argument(
+        "--duckdb-threads",
+        type=finite_count(positive=True),
+        default=2,
+        help="DuckDB threads (default 2)",
+    )
     s.add_argument(
         "--table-format",
         choices=("native", "iceberg"),
@@ -174,41 +243,41 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument(
         "--answer-delay-seconds",
-        type=float,
+        type=finite_seconds(at_most=600),
         default=0.0,
         help="wait this many seconds before answering each rows request, to model a real "
         "account's ack latency; other requests are not held up (default 0)",
     )
     s.add_argument(
         "--duration-seconds",
-        type=float,
+        type=finite_seconds(),
         default=0,
         help="stop by itself after this many seconds (default 0: run until SIGINT/SIGTERM)",
     )
     lim = HttpLimits()
     s.add_argument(
         "--header-timeout-seconds",
-        type=float,
+        type=finite_seconds(positive=True),
         default=lim.header_timeout_s,
         help="a request whose headers are not complete this long after its first byte is "
         f"answered 408 and closed (default {lim.header_timeout_s:g})",
     )
     s.add_argument(
         "--body-timeout-seconds",
-        type=float,
+        type=finite_seconds(positive=True),
         default=lim.body_timeout_s,
         help="a request body not complete this long after its headers is answered 408 and "
         f"closed; nothing of it lands (default {lim.body_timeout_s:g})",
     )
     s.add_argument(
         "--idle-timeout-seconds",
-        type=float,
+        type=finite_seconds(positive=True),
         default=lim.idle_timeout_s,
         help=f"close a connection idle this long (default {lim.idle_timeout_s:g})",
     )
     s.add_argument(
         "--max-connections",
-        type=int,
+        type=finite_count(positive=True),
         default=lim.max_connections,
         help="connections allowed at once, open or in their TLS handshake; one more is "
         f"answered 503 and closed (default {lim.max_connections})",
@@ -218,7 +287,8 @@ def add_serve(sub: Any) -> None:
         "--verbose",
         action="count",
         default=0,
-        help="-v: log each landed batch (sizes, timings); -vv: also every request",
+        help="-v: log a line per landed batch (requests, rows landed and refused, raw MB, "
+        "seconds); -vv: also every request",
     )
 
 

@@ -24,9 +24,10 @@ import math
 import os
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import jwt
 from cryptography import x509
@@ -43,6 +44,8 @@ __all__ = [
     "ensure_user_key",
     "public_key_fingerprint",
 ]
+
+T = TypeVar("T")
 
 #: How far clocks may disagree when checking ``exp``/``iat`` (seconds).
 CLOCK_LEEWAY_S = 60
@@ -94,11 +97,11 @@ def ensure_tls(tls_dir: Path, names: Sequence[str] = ()) -> TlsFiles:
     names_file = tls_dir / "server-names.json"
     have = files.ca_cert.exists() and files.chain.exists() and files.key.exists()
     if have and (tls_dir / "ca.key").exists():
-        current = json.loads(names_file.read_text()) if names_file.exists() else ["localhost"]
+        current = _names_in(names_file)
         if current == wanted:
             return files
-        ca_key = serialization.load_pem_private_key((tls_dir / "ca.key").read_bytes(), None)
-        ca = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+        ca_key = _pem(tls_dir / "ca.key", lambda d: serialization.load_pem_private_key(d, None))
+        ca = _pem(files.ca_cert, x509.load_pem_x509_certificate)
     elif have and not names:
         return files
     else:
@@ -109,6 +112,25 @@ def ensure_tls(tls_dir: Path, names: Sequence[str] = ()) -> TlsFiles:
     _issue_leaf(files, ca, ca_key, wanted)  # type: ignore[arg-type]
     names_file.write_text(json.dumps(wanted))
     return files
+
+
+def _names_in(names_file: Path) -> list[str] | None:
+    """The names the leaf was issued for (None if the file is damaged: issue it again)."""
+    if not names_file.exists():
+        return ["localhost"]
+    try:
+        names = json.loads(names_file.read_text())
+    except (OSError, ValueError):
+        return None
+    return names if isinstance(names, list) else None
+
+
+def _pem(path: Path, load: Callable[[bytes], T]) -> T:
+    """``load(path's bytes)``; ValueError naming the file if it is not what it should be."""
+    try:
+        return load(path.read_bytes())
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{path} is damaged: {e}") from None
 
 
 def _new_ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
@@ -202,7 +224,10 @@ class UserKeys:
 
     def load_dir(self, users_dir: Path) -> None:
         for path in sorted(users_dir.glob("*.pub.pem")):
-            self.add(path.name[: -len(".pub.pem")], path.read_bytes())
+            try:
+                self.add(path.name[: -len(".pub.pem")], path.read_bytes())
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"{path} is damaged: {e}") from None
 
     def users(self) -> list[str]:
         return sorted(self._keys)

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .crashpoints import crash_point
 
-__all__ = ["Spool", "SpoolEntry", "work_dir_of"]
+__all__ = ["Spool", "SpoolEntry", "SpoolError", "work_dir_of"]
 
 _SUFFIX = {"zstd": ".zst", "gzip": ".gz", "deflate": ".zz", "identity": ".ndjson"}
+
+
+class SpoolError(ValueError):
+    """A spool file that cannot be read back; the message names it and what to do."""
 
 
 @dataclass
@@ -40,6 +44,10 @@ class SpoolEntry:
         d = asdict(self)
         del d["raw"], d["queued_at"]
         return d
+
+
+#: The fields a meta file holds (``SpoolEntry.meta``).
+_META_FIELDS = {f.name for f in fields(SpoolEntry)} - {"raw", "queued_at"}
 
 
 def work_dir_of(spool_dir: Path) -> Path:
@@ -89,11 +97,7 @@ class Spool:
 
     def recover(self) -> list[SpoolEntry]:
         """Acked entries left from an earlier run, in order; unacked bodies are removed."""
-        entries = []
-        for meta in sorted(self.dir.glob("*.meta.json")):
-            d = json.loads(meta.read_text())
-            d["channel"] = tuple(d["channel"])
-            entries.append(SpoolEntry(**d))
+        entries = [_read_meta(meta) for meta in sorted(self.dir.glob("*.meta.json"))]
         acked = {e.data_file for e in entries}
         for f in self.dir.iterdir():
             if f.is_file() and not f.name.endswith(".meta.json") and f.name not in acked:
@@ -110,3 +114,45 @@ class Spool:
     def work_path(self, entry: SpoolEntry) -> Path:
         """Where the entry's raw NDJSON is written for DuckDB to read (not durable)."""
         return self.work_dir / f"{entry.seq:012d}.ndjson"
+
+
+def _read_meta(path: Path) -> SpoolEntry:
+    """The entry a meta file describes; :class:`SpoolError` naming the file if it is
+    damaged (not JSON, a field missing, unknown or of the wrong type).
+    An acked request is not dropped silently: start-up stops and says which file."""
+    try:
+        d = json.loads(path.read_bytes())
+        if not isinstance(d, dict):
+            raise ValueError("not a JSON object")
+        unknown = set(d) - _META_FIELDS
+        if unknown:
+            raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
+        channel = d.get("channel")
+        if not (isinstance(channel, list) and len(channel) == 4
+                and all(isinstance(c, str) for c in channel)):  # fmt: skip
+            raise ValueError(f"channel {channel!r} is not [database, schema, pipe, channel]")
+        entry = SpoolEntry(**{**d, "channel": tuple(channel)})
+        _check_types(entry, path)
+    except (OSError, UnicodeDecodeError, ValueError, TypeError) as e:
+        raise SpoolError(
+            f"spool meta file {path} is damaged ({e}); the request it records was acked "
+            "but has not landed: repair it, or move it and its data file away to start "
+            "without that request"
+        ) from None
+    return entry
+
+
+def _check_types(entry: SpoolEntry, path: Path) -> None:
+    ints = {"seq": entry.seq, "wire_bytes": entry.wire_bytes, "raw_bytes": entry.raw_bytes}
+    for name, value in ints.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} {value!r} is not a count")
+    if entry.encoding not in _SUFFIX:
+        raise ValueError(f"encoding {entry.encoding!r} is not one of {', '.join(_SUFFIX)}")
+    if not isinstance(entry.request_id, str):
+        raise ValueError(f"request_id {entry.request_id!r} is not text")
+    if entry.offset_token is not None and not isinstance(entry.offset_token, str):
+        raise ValueError(f"offset_token {entry.offset_token!r} is not text")
+    name = entry.data_file
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise ValueError(f"data_file {name!r} is not a file name in {path.parent}")

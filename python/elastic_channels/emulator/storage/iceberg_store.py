@@ -27,6 +27,7 @@ import datetime as dt
 import json
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from .store import (
     LandedFile,
     Store,
     StoreError,
+    log_landed,
     relation_arrow,
 )
 
@@ -166,6 +168,7 @@ class IcebergStore(Store):
     ) -> dict[str, LandedFile]:
         """Parse ``bodies`` (the store's parse path) and commit the good rows, with the
         record of the requests, as one Iceberg snapshot; then copy the record to DuckDB."""
+        t0 = time.monotonic()
         cur = self._con.cursor()
         try:
             cur.execute("BEGIN")
@@ -204,6 +207,7 @@ class IcebergStore(Store):
         finally:
             cur.close()
         self.compactor.poke()
+        log_landed(bodies, results, t0)
         return results
 
     def _after_commit(self, landed: list[list[Any]], errors: list[list[Any]]) -> None:

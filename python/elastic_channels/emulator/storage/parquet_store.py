@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from .store import (
     LANDED_TABLE,
     Store,
     StoreError,
+    log_landed,
     relation_arrow,
     transaction,
 )
@@ -125,6 +127,7 @@ class ParquetStore(Store):
         if exists(self._con, "duckdb_views()", "view_name", self.table):
             self._check_table(self.db_path)  # the view's columns: the schema it was made for
         self._con.execute(FILES_DDL)
+        self.check_bookkeeping([FILES_DDL])
         removed = remove_unregistered(self._con, self.files_dir)
         if removed:
             log.info("removed %d data file(s) no landing committed (a crash before it)", removed)
@@ -183,6 +186,7 @@ class ParquetStore(Store):
         """Parse ``bodies``, write their good rows as one data file, and commit it with
         the record of the requests (``record(results) -> (landed_rows, error_rows)``) in
         one DuckDB transaction. ``crash(point)`` is the test hook."""
+        t0 = time.monotonic()
         results, parts = self._parse(bodies)
         landed_rows, error_rows = record(results)
         now = dt.datetime.now(dt.timezone.utc)
@@ -195,6 +199,7 @@ class ParquetStore(Store):
         if crash is not None:
             crash("land:after-commit")
         self.compactor.poke()
+        log_landed(bodies, results, t0)
         return results
 
     def append_rows(self, rows: pa.Table) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +40,7 @@ __all__ = [
     "LandedFile",
     "Store",
     "StoreError",
+    "log_landed",
     "relation_arrow",
     "transaction",
 ]
@@ -90,6 +92,31 @@ def relation_arrow(rel: duckdb.DuckDBPyRelation) -> Any:
     return to_table() if to_table is not None else rel.arrow()
 
 
+def _made_by(ddl: str) -> tuple[str, list[str]]:
+    """The table a ``CREATE TABLE`` statement makes, and its column names."""
+    con = duckdb.connect()
+    try:
+        con.execute(ddl)
+        (table,) = con.execute("SELECT table_name FROM duckdb_tables()").fetchone()  # type: ignore[misc]
+        return table, [r[0] for r in con.execute(f"DESCRIBE {quote_ident(table)}").fetchall()]
+    finally:
+        con.close()
+
+
+def log_landed(bodies: dict[str, Body], results: dict[str, LandedFile], t0: float) -> None:
+    """The line ``serve -v`` promises for each landed batch: requests, rows landed and
+    refused, raw bytes, and how long it took since ``t0`` (``time.monotonic()``)."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    parsed = sum(r.parsed for r in results.values())
+    inserted = sum(r.inserted for r in results.values())
+    raw = sum(len(b.raw) for b in bodies.values())
+    log.info(
+        "landed a batch of %d request(s): %d row(s), %d refused, %.2f MB raw, in %.3f s",
+        len(bodies), inserted, parsed - inserted, raw / 1e6, time.monotonic() - t0,
+    )  # fmt: skip
+
+
 def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
@@ -128,6 +155,7 @@ class Store:
             if not read_only:
                 for ddl in _DDL:
                     self._con.execute(ddl)
+                self.check_bookkeeping(_DDL)
                 self._create_landing_table()
             # Queries may read the lander's work files and the table's Parquet files
             # (native or Iceberg: RESORT_SALES is then a view over them); nothing else.
@@ -170,6 +198,22 @@ class Store:
         self._con.execute(
             f"COMMENT ON TABLE {quote_ident(self.table)} IS {_sql_str(LANDING_COMMENT)}"
         )
+
+    def check_bookkeeping(self, ddls: Sequence[str]) -> None:
+        """Refuse a database whose bookkeeping tables (made by ``ddls``, ``CREATE TABLE IF
+        NOT EXISTS``) have other columns than those make: it is damaged, and landing or
+        recovering the spool with it would fail on every batch, or worse."""
+        for ddl in ddls:
+            table, want = _made_by(ddl)
+            rows = self._con.execute(f"DESCRIBE {quote_ident(table)}").fetchall()
+            have = [r[0] for r in rows]
+            if have != want:
+                self._con.close()
+                raise StoreError(
+                    f"{table} in {self.db_path} has columns {have}, not the emulator's "
+                    f"{want}: the database is damaged; move {self.db_path.name} away (the "
+                    "rows it holds go with it) or use a fresh --data-dir"
+                )
 
     def _is_view(self, name: str) -> bool:
         return bool(
@@ -227,6 +271,7 @@ class Store:
         with the per-file results and returns the ``_EMULATOR_LANDED`` and
         ``_EMULATOR_ERRORS`` rows to commit with them. ``crash(point)`` is the test hook.
         """
+        t0 = time.monotonic()
         cur = self._con.cursor()
         try:
             with transaction(cur):
@@ -253,6 +298,7 @@ class Store:
             cur.close()
         if crash is not None:
             crash("land:after-commit")
+        log_landed(bodies, results, t0)
         return results
 
     def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
