@@ -10,10 +10,11 @@ The reader also ends a line at a ``\\r``: :func:`for_line_reader` hides them fro
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-__all__ = ["EXCERPT_CHARS", "clean_lines", "for_line_reader", "line_numbers"]
+__all__ = ["BOM", "EXCERPT_CHARS", "clean_lines", "for_line_reader", "line_numbers"]
 
 EXCERPT_CHARS = 200
 
@@ -49,8 +50,17 @@ def clean_lines(raw: bytes) -> tuple[bytes, list[tuple[int, str, str]]]:
     return b"\n".join(lines), errors
 
 
+#: UTF-8's byte order mark. RFC 8259 lets a parser ignore one before a JSON text, and
+#: each NDJSON line is one: the native parser skips one at the start of a line and
+#: leaves a line with more to the SQL path, which skips them all (so both land alike).
+BOM = b"\xef\xbb\xbf"
+_LEADING_BOMS = re.compile(b"(?m)^(?:" + re.escape(BOM) + b")+")
+
+
 def for_line_reader(raw: bytes) -> bytes:
-    """``raw`` with each ``\\r`` as a tab, for DuckDB's line reader (``batch_sql.py``).
+    """``raw`` for DuckDB's line reader (``batch_sql.py``): byte order marks at the start
+    of a line dropped (the reader skips one only at the start of a file, so one before
+    line 2 was refused here and landed on the native path), and each ``\\r`` as a tab.
 
     The reader ends a line at a ``\\r`` too, even told ``new_line='\\n'``: a line holding
     one was read as two lines, neither of them the line (so its refusal, found by its md5,
@@ -58,6 +68,8 @@ def for_line_reader(raw: bytes) -> bytes:
     as two malformed ones. Outside a JSON string a ``\\r`` and a tab are both whitespace;
     inside one both are control characters JSON refuses raw: every line parses the same.
     """
+    if BOM in raw:
+        raw = _LEADING_BOMS.sub(b"", raw)
     return raw.replace(b"\r", b"\t") if b"\r" in raw else raw
 
 
