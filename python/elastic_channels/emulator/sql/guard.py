@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 import duckdb
 import sqlglot
@@ -94,13 +94,22 @@ def _select_text(cur: duckdb.DuckDBPyConnection, sql: str) -> str:
             inner = None
         if inner is None or inner.type != _SELECT:
             explained = re.sub(r"(?is)^\s*analyze\s+", "", m.group(1)) if m else ""
-            check_not_own(_duckdb_tree(explained), own_relations(cur))
-            raise QueryRefused(
-                "only EXPLAIN of a SELECT is allowed (EXPLAIN ANALYZE runs the statement)"
-            )
+            _refuse(
+                cur, explained,
+                "only EXPLAIN of a SELECT is allowed (EXPLAIN ANALYZE runs the statement)",
+            )  # fmt: skip
         return inner.query
-    check_not_own(_duckdb_tree(sql), own_relations(cur))
-    raise QueryRefused(f"only SELECT queries are allowed here, not {statement.type.name}")
+    _refuse(cur, sql, f"only SELECT queries are allowed here, not {statement.type.name}")
+
+
+def _refuse(cur: duckdb.DuckDBPyConnection, sql: str, reason: str) -> NoReturn:
+    """Refuse a statement that is no query, naming the emulator relation it would write
+    (if any) before ``reason``."""
+    try:
+        check_not_own(_duckdb_tree(sql), own_relations(cur))
+    except OwnRelationWrite as e:
+        raise OwnRelationWrite(e.name, f"{e}; {reason}") from None
+    raise QueryRefused(reason)
 
 
 def relations(cur: duckdb.DuckDBPyConnection) -> set[str]:
