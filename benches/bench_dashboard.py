@@ -19,8 +19,15 @@ working tree's: REV's ``python/elastic_channels`` is exported to a temp dir, and
 ``--repeat`` rounds renders each page in one child process per tree (old, then new,
 same data, same load), so both medians come from the same minutes.
 
+``--watch REV`` measures what watching a run costs the run: ``--repeat`` rounds of the
+same ``elastic-channels run`` (``--run-args``) with no dashboard, with REV's and with
+the working tree's, each a child process that reads both pages every
+``--refresh-seconds`` while the run's emulator serves (one open tab of each page); per
+run its ack p50/p99 and MB/s from ``run --json``, and the watcher's renders and CPU.
+
     python benches/bench_dashboard.py --rows 20000000 --data-dir /tmp/bench-dash
     python benches/bench_dashboard.py --data-dir /tmp/bench-dash --baseline HEAD~1
+    python benches/bench_dashboard.py --watch HEAD~1 --repeat 2
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -206,12 +214,7 @@ def side_by_side(data_dir: Path, rev: str, rounds: int) -> dict[str, dict[str, f
     processes (``--render-child``), ``rounds`` renders each."""
     times: dict[str, tuple[list[float], list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-dash-base-") as tmp:
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", rev, "python/elastic_channels"],
-            check=True, capture_output=True,
-        ).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        trees = {rev: Path(tmp) / "python", "working tree": REPO / "python"}
+        trees = {rev: _export(rev, Path(tmp)), "working tree": REPO / "python"}
         for _ in range(rounds):
             for name, tree in trees.items():
                 cmd = [sys.executable, __file__, "--data-dir", str(data_dir), "--render-child",
@@ -251,6 +254,96 @@ def query_times(data_dir: Path) -> dict[str, float]:
     return out
 
 
+def _export(rev: str, into: Path) -> Path:
+    """REV's ``python/`` tree, exported under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev, "python/elastic_channels"],
+        check=True, capture_output=True,
+    ).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "python"
+
+
+def watch_child(pages: Path, data_dir: Path, every: float) -> None:
+    """Both pages read every ``every`` s while an emulator serves ``data_dir`` (an open
+    tab of each, refreshing); on SIGTERM, prints the renders and this process's CPU."""
+    import signal
+
+    from streamlit.testing.v1 import AppTest
+
+    from elastic_channels.emulator.control import running_server
+
+    os.environ["ELASTIC_DASHBOARD_DATA_DIR"] = str(data_dir)
+    os.environ["ELASTIC_DASHBOARD_REFRESH_S"] = str(every)
+    stopped: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
+    tabs = [AppTest.from_file(str(pages / page), default_timeout=300) for page in PAGE_FILES]
+    renders, cpu_at_first = 0, None
+    while not stopped:
+        began = time.monotonic()
+        if running_server(data_dir) is not None:
+            if cpu_at_first is None:  # from the first render on: not the imports
+                cpu_at_first = time.process_time()
+            for tab in tabs:
+                tab.run()
+                renders += 1
+        time.sleep(max(0.05, every - (time.monotonic() - began)))
+    cpu = time.process_time() - (cpu_at_first or time.process_time())
+    print(json.dumps({"renders": renders, "cpu_s": round(cpu, 2)}))
+
+
+def watch_runs(rev: str, rounds: int, run_args: list[str], every: float) -> dict[str, Any]:
+    """The same run, ``rounds`` times each with no dashboard, REV's, the working tree's."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-dash-watch-") as tmp:
+        trees = {
+            "no dashboard": None,
+            rev: _export(rev, Path(tmp)),
+            "working tree": REPO / "python",
+        }
+        n = 0
+        for _ in range(rounds):
+            for name, tree in trees.items():
+                n += 1
+                data_dir = Path(tmp) / f"run-{n}"
+                watcher = None
+                if tree is not None:
+                    pages = tree / "elastic_channels" / "dashboard" / "pages"
+                    cmd = [sys.executable, __file__, "--watch-child", str(pages), "--data-dir",
+                           str(data_dir), "--refresh-seconds", str(every)]  # fmt: skip
+                    env = {**os.environ, "PYTHONPATH": str(tree)}
+                    watcher = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True,
+                                               stderr=subprocess.DEVNULL)  # fmt: skip
+                run = subprocess.run(
+                    [sys.executable, "-m", "elastic_channels", "run", *run_args,
+                     "--data-dir", str(data_dir), "--json"],
+                    cwd=tmp, capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                got = json.loads([ln for ln in run.stdout.splitlines() if ln.startswith("{")][-1])
+                t = got["totals"]
+                row: dict[str, Any] = {
+                    "ack_p50_ms": t["ack_p50_ms"], "ack_p99_ms": t["ack_p99_ms"],
+                    "mb_per_s": t["mb_per_s"], "rows_landed": got["landed"]["rows_landed"],
+                }  # fmt: skip
+                if watcher is not None:
+                    watcher.terminate()
+                    row.update(json.loads(watcher.communicate(timeout=120)[0].splitlines()[-1]))
+                out.setdefault(name, []).append(row)
+                print(name, row, file=sys.stderr, flush=True)
+    summary: dict[str, Any] = {}
+    for name, rows in out.items():
+        summary[name] = {
+            "ack_p99_ms": [r["ack_p99_ms"] for r in rows],
+            "ack_p99_median": statistics.median(r["ack_p99_ms"] for r in rows),
+            "mb_per_s": [r["mb_per_s"] for r in rows],
+            "watcher_cpu_s_per_render": [
+                round(r["cpu_s"] / r["renders"], 3) for r in rows if r.get("renders")
+            ],
+            "runs": rows,
+        }
+    return summary
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rows", type=int, default=20_000_000)
@@ -278,8 +371,32 @@ def main() -> None:
         help="how the table is stored: Parquet files and a view, as the emulator stores it "
         "(default; one file per 500,000 rows), or a DuckDB table, as a data dir made before",
     )
+    p.add_argument(
+        "--watch",
+        metavar="REV",
+        help="a run's ack p99 with no dashboard, REV's and the working tree's watching it",
+    )
+    p.add_argument(
+        "--run-args",
+        default="--workers 2 --target-bps 20e6 --duration-seconds 60",
+        help="the run --watch measures [%(default)s]",
+    )
+    p.add_argument("--refresh-seconds", type=float, default=5.0)
     p.add_argument("--render-child", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--watch-child", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.watch_child:
+        watch_child(args.watch_child, args.data_dir, args.refresh_seconds)
+        return
+    if args.watch:
+        result = {
+            "run": args.run_args, "refresh_s": args.refresh_seconds,
+            "load_average_1m_before": os.getloadavg()[0],
+            **watch_runs(args.watch, args.repeat, args.run_args.split(), args.refresh_seconds),
+            "load_average_1m": os.getloadavg()[0],
+        }  # fmt: skip
+        print(json.dumps(result, indent=2))
+        return
     if args.render_child:  # one round of side_by_side: one render of each page
         pages = {pg: render_times(args.data_dir, pg, 1, args.render_child) for pg in PAGE_FILES}
         print(json.dumps({pg[:-3]: t for pg, t in pages.items()}))

@@ -4,11 +4,17 @@ loads each page from ``elastic-channels dashboard`` on 127.0.0.1, waits for its 
 checks the figures shown and that no error element is on the page, and saves a
 screenshot of it (to ``$DASHBOARD_SCREENSHOT_DIR`` when set, e.g. ``docs``, else the
 test's tmp dir).
+
+The browser runs in another time zone than UTC (India's, +05:30, no daylight saving):
+what only a browser shows is checked there, the axes' tick labels as Vega drew them
+(UTC on a 24-hour clock, money as money) and the toolbar (no Deploy button).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +28,8 @@ from dashboard_support import LandedRun, free_port, sql, wait_port
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 MISSING = "headless Chromium not installed (run scripts/install_browser.sh)"
+#: The browser's time zone: 5 h 30 min from UTC, so a local time is never a UTC one.
+BROWSER_TZ = "Asia/Kolkata"
 
 
 def _require_browser() -> None:
@@ -67,7 +75,8 @@ def browser() -> Iterator[Any]:
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                 "--disable-gpu", "--window-size=1400,3000"):  # fmt: skip
         options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    service = Service(str(CHROMEDRIVER), env={**os.environ, "TZ": BROWSER_TZ})
+    driver = webdriver.Chrome(options=options, service=service)
     driver.set_page_load_timeout(60)
     try:
         yield driver
@@ -101,6 +110,14 @@ def _texts(driver: Any, test_id: str) -> list[str]:
     return [e.text for e in driver.find_elements(By.CSS_SELECTOR, f'[data-testid="{test_id}"]')]
 
 
+def _ticks(driver: Any) -> list[str]:
+    """The text Vega drew in the charts (SVG): tick labels, titles, legends."""
+    from selenium.webdriver.common.by import By
+
+    texts = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"] svg text')
+    return [t.text for t in texts if t.text]
+
+
 def _metric(driver: Any, label: str) -> str:
     from selenium.webdriver.common.by import By
 
@@ -115,12 +132,19 @@ def test_pages_in_chromium(app: tuple[str, LandedRun], browser: Any, tmp_path: P
     shots = _shot_dir(tmp_path)
 
     _load(browser, url + "/", charts=5, tables=5)
+    offset = browser.execute_script("return new Date().getTimezoneOffset()")
+    assert offset == -330, "the browser should not be on UTC"
     assert not _texts(browser, "stException")
-    assert not [t for t in _texts(browser, "stAlert") if "Could not" in t]
+    alerts = _texts(browser, "stAlert")
+    assert not [t for t in alerts if "Could not" in t]
+    assert any(t.startswith("Synthetic data.") for t in alerts), alerts
+    assert not _texts(browser, "stAppDeployButton")  # toolbar in viewer mode
     (sales,) = sql(
         run.data_dir, f"SELECT count(*) FROM RESORT_SALES WHERE RUN_ID = '{run.run_id}'"
     )[0]
     assert _metric(browser, "Sales") == f"{sales:,}"
+    money = [t for t in _ticks(browser) if t.startswith("$")]
+    assert len(money) >= 4 and all(re.fullmatch(r"\$\d+(\.\d+)?[KMB]?", t) for t in money), money
     browser.save_screenshot(str(shots / "dashboard-sales.png"))
 
     _load(browser, url + "/run", charts=4, tables=2)
@@ -129,5 +153,25 @@ def test_pages_in_chromium(app: tuple[str, LandedRun], browser: Any, tmp_path: P
     assert any("Worker 2 failed" in t for t in alerts), alerts
     (workers,) = sql(run.data_dir, "SELECT count(DISTINCT WORKER_ID) FROM ELASTIC_K8S_METRICS")[0]
     assert _metric(browser, "Workers") == str(workers)
+    assert not _texts(browser, "stAppDeployButton")
+    # the time axes: UTC on a 24-hour clock, within the windows' span (in UTC)
+    ((first, last),) = sql(
+        run.data_dir, "SELECT min(WINDOW_END), max(WINDOW_END) FROM ELASTIC_K8S_METRICS"
+    )
+    times = [t for t in _ticks(browser) if re.fullmatch(r"\d\d:\d\d(:\d\d)?", t)]
+    assert len(times) >= 8, _ticks(browser)
+    day = first.astimezone(dt.timezone.utc).date()
+    for text in times:
+        tick = dt.datetime.combine(
+            day,
+            dt.time.fromisoformat(text if text.count(":") == 2 else text + ":00"),
+            dt.timezone.utc,
+        )
+        assert first - dt.timedelta(minutes=2) <= tick <= last + dt.timedelta(minutes=2), (
+            text,
+            first,
+            last,
+        )
+    assert not [t for t in _ticks(browser) if re.search(r"\b(AM|PM)\b", t)]
     browser.save_screenshot(str(shots / "dashboard-run.png"))
     assert (shots / "dashboard-sales.png").stat().st_size > 10_000

@@ -26,7 +26,7 @@ def test_defaults_and_command(tmp_path: Path) -> None:
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
     # the app behind the loopback check (an st.App that streamlit run serves)
     assert Path(cmd[4]).name == "asgi.py" and Path(cmd[4]).is_file()
-    assert "app = st.App(" in Path(cmd[4]).read_text()
+    assert "app = App(" in Path(cmd[4]).read_text()
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--server.port") + 1] == "9000"
     # no Deploy button, no developer menu (Streamlit >= 1.50: client.toolbarMode)

@@ -196,3 +196,23 @@ def test_a_figure_zero_in_every_window_is_said_not_drawn(
     assert "Resends, SDK retries, errors" in [s.value for s in at.subheader]
     assert "0 in every window (resends, SDK retries, errors)." in [c.value for c in at.caption]
     assert len(at.get("vega_lite_chart")) == 6  # the other charts still drawn
+
+
+def test_windows_no_worker_reported_in_are_not_drawn(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    """A fleet window after the last worker finished (0 workers, 0 MB/s) is not a point
+    of the charts: they would dive to 0 at the end of every run."""
+    from elastic_channels.monitor.rows import fleet_row
+
+    t0 = time.time() - 100
+    rows = fleet_windows(landed_copy.run_id, t0, n_windows=10)
+    empty = {"window_start": t0 + 10, "window_seconds": 1.0, "start": t0 + 10, "end": t0 + 11,
+             "workers": 0, "rows": 0, "bytes": 0, "mb_per_s": 0.0, "rows_per_s": 0.0,
+             "ack_p50_ms": 40.0, "ack_p99_ms": 90.0}  # fmt: skip
+    write_metrics(
+        landed_copy.data_dir, landed_copy.run_id, [*rows, fleet_row(landed_copy.run_id, empty)]
+    )
+    at = render(monkeypatch, landed_copy.data_dir)
+    series = next(d.value for d in at.dataframe if "workers reporting" in d.value.columns)
+    assert len(series) == 10 and min(series["workers reporting"]) > 0

@@ -106,20 +106,24 @@ def test_equals_a_full_read_as_rows_land(src: TableSource) -> None:
         _same(ra.read(src, q.SALES_MIX, None), _full(src, None))
         t += rng.choice((0.0, 0.5, 3.0, 12.0))  # several batches in one commit instant too
     # once rows settled, a read asks only for what was committed since the boundary
+    src.land(rng, 3, t + 1)
+    for _ in range(3):  # seen, settled, then the boundary of the next read
+        ra.read(src, q.SALES_MIX, "r1")
     last = src.sent[-1]
     assert "_COMMIT_TIME > CAST(? AS TIMESTAMPTZ)" in last.sql
     since = dt.datetime.fromisoformat(last.params[-1])
-    assert since >= T0 + dt.timedelta(seconds=t - 12.0 - ra.SETTLE_S - 12.0)
+    assert since == T0 + dt.timedelta(seconds=t + 1 - ra.SETTLE_S)
 
 
 def test_rows_on_the_boundary_count_once(src: TableSource) -> None:
     rng = random.Random(7)
     src.land(rng, 10, 0.0)
-    src.land(rng, 10, 100.0)  # the latest commit: the boundary is 30 s before it
+    src.land(rng, 10, 100.0)  # the latest commit: the boundary is SETTLE_S before it
     ra.read(src, q.SALES_MIX, "r1")
-    ra.read(src, q.SALES_MIX, "r1")  # the rows up to 100 - 30 s settle
-    src.land(rng, 5, 70.0)  # exactly on the boundary, landed late: already settled past
-    src.land(rng, 5, 70.000001)  # just after it: still read
+    ra.read(src, q.SALES_MIX, "r1")  # the rows up to 100 s - SETTLE_S settle
+    edge = 100.0 - ra.SETTLE_S
+    src.land(rng, 5, edge)  # exactly on the boundary, landed late: already settled past
+    src.land(rng, 5, edge + 0.000001)  # just after it: still read
     got = ra.read(src, q.SALES_MIX, "r1")
     assert int(got["SALES"].sum()) == 10 + 10 + 5  # the late rows on the boundary are not
     # ... until what is kept is read again from scratch
@@ -154,3 +158,16 @@ def test_runs_headline_kept_across_reads(src: TableSource) -> None:
     assert row.FIRST_SALE == pd.Timestamp(T0 - dt.timedelta(seconds=1))
     ((revenue,),) = src.con.execute("SELECT sum(AMOUNT) FROM RESORT_SALES").fetchall()
     assert row.REVENUE == pytest.approx(float(revenue))
+
+
+def test_forget_makes_the_next_read_full(src: TableSource) -> None:
+    """A page whose run is over forgets what it kept: its last figures are a full read."""
+    rng = random.Random(5)
+    src.land(rng, 10, 0.0)
+    src.land(rng, 10, 100.0)
+    ra.read(src, q.SALES_MIX, "r1")
+    ra.read(src, q.SALES_MIX, "r1")
+    assert "_COMMIT_TIME >" in ra.read(src, q.SALES_MIX, "r1").pipe(lambda _: src.sent[-1].sql)
+    ra.forget(src)
+    _same(ra.read(src, q.SALES_MIX, "r1"), _full(src, "r1"))
+    assert "_COMMIT_TIME >" not in src.sent[-1].sql

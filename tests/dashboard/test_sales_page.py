@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from elastic_channels.dashboard.common import LATEST
 from elastic_channels.dashboard.labels import CUSTOMER_TYPE, PAYMENT_METHOD, PRICE_TIER
 from elastic_channels.dashboard.labels import REGION as REGION_NAME
-from elastic_channels.dashboard.sales_page import ALL_RUNS, SYNTHETIC, money
+from elastic_channels.dashboard.sales_page import ALL_RUNS, LATEST_COLUMNS, SYNTHETIC, money
 from elastic_channels.model import RESORTS
 
 PAGE = str(APP_DIR / "pages" / "sales.py")
@@ -130,15 +130,20 @@ def test_mix_passholders_and_latest_match_sql(
     latest = frame(at, "SALE_TIME", "RESORT")
     want_latest = sql(
         landed.data_dir,
-        "SELECT TXID, date_diff('millisecond', SALE_TIME, _COMMIT_TIME), "
+        "SELECT RESORT, date_diff('millisecond', SALE_TIME, _COMMIT_TIME), "
         "strftime(SALE_TIME AT TIME ZONE 'UTC', '%H:%M:%S.%g') FROM RESORT_SALES "
         f"WHERE RUN_ID = '{run}' AND _COMMIT_TIME >= (SELECT max(_COMMIT_TIME) FROM "
         f"RESORT_SALES WHERE RUN_ID = '{run}') - INTERVAL 10 SECOND "
         "ORDER BY _COMMIT_TIME DESC, TXID LIMIT 50",
     )
-    assert list(zip(latest["TXID"], latest["DELAY_MS"], latest["SALE_TIME"], strict=True)) == [
+    assert list(zip(latest["RESORT"], latest["DELAY_MS"], latest["SALE_TIME"], strict=True)) == [
         tuple(r) for r in want_latest
     ]
+    # every column has a width that holds what it shows (none cut off, none scrolled away)
+    assert list(latest.columns) == list(LATEST_COLUMNS)
+    widths = [c["width"] for c in LATEST_COLUMNS.values()]
+    assert all(isinstance(w, int) for w in widths) and sum(widths) <= 1000
+    assert LATEST_COLUMNS["SALE_TIME"]["width"] >= 8 * len("18:18:47.823") + 10
 
 
 def test_all_runs_option_counts_every_run(

@@ -70,7 +70,7 @@ def bars(
         .mark_bar()
         .encode(
             x=alt.X(x, type="quantitative", axis=axis, scale=scale),
-            y=alt.Y(y, type="nominal", sort="-x", title=None),
+            y=alt.Y(y, type="nominal", sort="-x", title=None, axis=alt.Axis(labelLimit=220)),
             color=color,
             tooltip=list(tooltip),
         )
@@ -91,7 +91,7 @@ def share_bars(
                 stack="normalize",
                 axis=alt.Axis(title=title, format="%"),
             ),
-            y=alt.Y(y, type="nominal", sort=list(order), title=None),
+            y=alt.Y(y, type="nominal", sort=list(order), title=None, axis=alt.Axis(labelLimit=220)),
             color=alt.Color(part, type="nominal", title=None, legend=alt.Legend(orient="bottom")),
             tooltip=[
                 alt.Tooltip(y, type="nominal"),

@@ -21,6 +21,8 @@ from .settings import DEFAULT_DATA_DIR, DEFAULT_REFRESH_S, Settings
 __all__ = ["DESCRIPTION", "EPILOG", "STREAMLIT_OPTIONS", "build_command", "configure_parser", "run"]
 
 APP = Path(__file__).resolve().parent / "asgi.py"
+#: What serving ``APP`` needs: Streamlit's ASGI entry point (1.53+) and its server.
+ASGI_MODULES = ("streamlit.starlette", "starlette", "uvicorn")
 HOST = "127.0.0.1"
 #: Streamlit options every launch sets (``--name value`` on the command line).
 STREAMLIT_OPTIONS = {
@@ -127,6 +129,15 @@ def run(args: argparse.Namespace) -> int:
         print(
             "elastic-channels dashboard: streamlit is not installed; "
             "pip install '.[dashboard]' in a checkout (or pip install streamlit)",
+            file=sys.stderr,
+        )
+        return 2
+    missing = [m for m in ASGI_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        print(
+            f"elastic-channels dashboard: {', '.join(missing)} not found: the dashboard is "
+            "served as a Streamlit ASGI app (it answers only requests addressed to it); "
+            "pip install -U 'streamlit[starlette]>=1.53'",
             file=sys.stderr,
         )
         return 2

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
-import pandas as pd
 import streamlit as st
 
-from . import refresh
+from . import refresh, running_aggregate
+from .query_cache import load, load_many
 from .settings import Settings
 from .source import DataSource, EmulatorSource, QueryError
-from .statement import Statement
 
 __all__ = [
     "LATEST",
@@ -26,7 +24,6 @@ __all__ = [
     "source",
 ]
 
-PARALLEL_QUERIES = 2
 log = logging.getLogger("elastic_channels.dashboard")
 
 
@@ -43,39 +40,6 @@ def source() -> tuple[Settings, DataSource]:
     """The settings from the environment and the target they name (one per process)."""
     settings = Settings.from_env()
     return settings, _source(settings)
-
-
-@st.cache_data(ttl=2.0, show_spinner=False, max_entries=256)
-def _load_live(key: str, _src: DataSource, stmt: Statement, times: tuple[str, ...]) -> pd.DataFrame:
-    return _src.query(stmt, times=times)
-
-
-@st.cache_data(ttl=3600.0, show_spinner=False, max_entries=256)
-def _load_still(
-    key: str, version: str, _src: DataSource, stmt: Statement, times: tuple[str, ...]
-) -> pd.DataFrame:
-    return _src.query(stmt, times=times)
-
-
-def load(src: DataSource, query: Statement | str, times: Sequence[str] = ()) -> pd.DataFrame:
-    """``query`` on the target. Results are kept 2 s while data may arrive (so several
-    viewers cost one query), and until the data changes when it cannot (a stopped
-    emulator's files)."""
-    stmt = query if isinstance(query, Statement) else Statement(str(query))
-    key = src.description.split(" (")[0]
-    version = src.version()
-    if version is None:
-        return _load_live(key, src, stmt, tuple(times))
-    return _load_still(key, version, src, stmt, tuple(times))
-
-
-def load_many(
-    src: DataSource, queries: dict[str, tuple[Statement, Sequence[str]]]
-) -> dict[str, pd.DataFrame]:
-    """Several queries at once (two at a time: each DuckDB read runs on one thread)."""
-    with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
-        running = {n: pool.submit(load, src, sql, times) for n, (sql, times) in queries.items()}
-        return {n: f.result() for n, f in running.items()}
 
 
 def show_query_error(e: QueryError, what: str) -> None:
@@ -146,6 +110,8 @@ def show_page(
                 show_unexpected(e, what)
         caption.caption(refresh.note(chosen, state))
         if refresh.record(page, state):
+            if state is not None and state.over:
+                running_aggregate.forget(src)  # the last figures from a full read
             st.rerun()  # the whole page: the fragment's timer starts or stops
 
     fragment()

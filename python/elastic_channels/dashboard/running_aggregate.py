@@ -28,13 +28,15 @@ import pandas as pd
 import streamlit as st
 
 from .aggregate import Aggregate
-from .common import load
+from .query_cache import load
 from .source import DataSource
 
-__all__ = ["FULL_EVERY_S", "SETTLE_S", "read"]
+__all__ = ["FULL_EVERY_S", "SETTLE_S", "forget", "read"]
 
-#: A row committed this long before the target's now is visible to every reader.
-SETTLE_S = 30
+#: A row committed this long before the latest visible commit is visible too (the
+#: emulator lands one batch at a time, its commit time taken a moment before it commits;
+#: Snowflake's is the commit's).
+SETTLE_S = 10
 #: What is kept is read again from scratch this often.
 FULL_EVERY_S = 300.0
 #: A result younger than this is reused (several viewers, one read).
@@ -107,3 +109,12 @@ def read(src: DataSource, agg: Aggregate, run_id: str | None) -> pd.DataFrame:
         kept.result = agg.merge([kept.settled, got[~is_settled]])
         kept.result_at = now
         return kept.result
+
+
+def forget(src: DataSource) -> None:
+    """Drop what is kept for ``src``: its next reads are full (a run that is over is
+    shown from a full read, whatever a kept sum might have missed)."""
+    prefix = src.description.split(" (")[0]
+    with _REGISTRY_LOCK:
+        for key in [k for k in _registry() if k[0] == prefix]:
+            del _registry()[key]

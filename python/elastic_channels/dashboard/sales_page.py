@@ -92,7 +92,9 @@ def _resorts(resorts: pd.DataFrame, top_n: int) -> None:
     with left:
         st.subheader(f"Revenue by resort (top {top_n})")
         tip = ["RESORT", "REGION", "TIER", alt.Tooltip("REVENUE:Q", format="$,.0f"), "SALES"]
-        region = alt.Color("REGION:N", title="state / province")
+        region = alt.Color(
+            "REGION:N", title="state / province", legend=alt.Legend(orient="bottom", columns=3)
+        )
         chart = charts.bars(
             top, "REVENUE", "RESORT", "revenue", money=True, tooltip=tip, color=region
         )
@@ -144,28 +146,32 @@ def _customers(mix: pd.DataFrame, resorts: pd.DataFrame) -> None:
 
 
 def latest_table(latest: pd.DataFrame) -> pd.DataFrame:
-    """The latest sales as shown: times as UTC text, codes as names."""
+    """The latest sales as shown: times as UTC text, codes as names, the columns a
+    reader needs in the order they read them (the TXID is the Run page's business)."""
+    if latest.empty:
+        return latest.reindex(columns=list(LATEST_COLUMNS))
     out = latest.copy()
-    if out.empty:
-        return out
     out["SALE_TIME"] = charts.utc_text(out["SALE_TIME"], "%H:%M:%S.%f").str[:-3]
     out["CATEGORY"] = out["CATEGORY"].map(lambda c: label(CATEGORY, c))
     out["CUSTOMER_TYPE"] = out["CUSTOMER_TYPE"].map(lambda c: label(CUSTOMER_TYPE, c))
     out["PAYMENT_METHOD"] = out["PAYMENT_METHOD"].map(lambda c: label(PAYMENT_METHOD, c))
-    return out.drop(columns=["COMMIT_TIME"], errors="ignore")
+    return out[list(LATEST_COLUMNS)]
 
 
-_LATEST_COLUMNS = {
-    "SALE_TIME": st.column_config.TextColumn("sale time (UTC)", width="small"),
-    "RESORT": st.column_config.TextColumn("resort", width="medium"),
-    "CATEGORY": st.column_config.TextColumn("category", width="medium"),
-    "ITEM": st.column_config.TextColumn("item", width="small"),
-    "QUANTITY": st.column_config.NumberColumn("qty", width="small"),
-    "AMOUNT": st.column_config.NumberColumn("amount", format="dollar", width="small"),
-    "CUSTOMER_TYPE": st.column_config.TextColumn("customer", width="small"),
-    "PAYMENT_METHOD": st.column_config.TextColumn("payment", width="medium"),
-    "DELAY_MS": st.column_config.NumberColumn("ingest-to-visible ms", format="%d", width="small"),
-    "TXID": st.column_config.TextColumn("TXID", width="medium"),
+#: The latest sales' columns, each wide enough for what it holds (pixels; ~950 in all:
+#: the page's width at 1400 px, no column scrolled out of sight).
+LATEST_COLUMNS = {
+    "SALE_TIME": st.column_config.TextColumn("sale time (UTC)", width=115, pinned=True),
+    "RESORT": st.column_config.TextColumn("resort", width=150),
+    "CATEGORY": st.column_config.TextColumn("category", width=125),
+    "ITEM": st.column_config.TextColumn("item", width=105),
+    "AMOUNT": st.column_config.NumberColumn("amount", format="dollar", width=85),
+    "DELAY_MS": st.column_config.NumberColumn(
+        "delay ms", format="%d", width=80, help="ingest-to-visible: from the sale to its commit"
+    ),
+    "QUANTITY": st.column_config.NumberColumn("qty", width=45),
+    "CUSTOMER_TYPE": st.column_config.TextColumn("customer", width=115),
+    "PAYMENT_METHOD": st.column_config.TextColumn("payment", width=130),
 }
 
 
@@ -209,7 +215,7 @@ def _body(src: DataSource, top_n_default: int = 10) -> RunState | None:
     st.subheader("Latest sales")
     st.dataframe(
         latest_table(got["latest"]), hide_index=True, key="latest_sales", width="stretch",
-        column_config=_LATEST_COLUMNS,
+        column_config=LATEST_COLUMNS,
     )  # fmt: skip
     return sales_run_state(src, runs["RUN_ID"].iloc[0] if choice == ALL_RUNS else choice, t)
 
