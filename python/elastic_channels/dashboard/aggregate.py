@@ -70,8 +70,8 @@ class Aggregate:
                 both[name] = pd.to_numeric(both[name])
         if not self.keys:
             return pd.DataFrame([{n: both[n].agg(_MERGE[h]) for n, h, _ in self.measures}])
-        how = {name: _MERGE[h] for name, h, _ in self.measures}
-        return both.groupby(list(self.keys), as_index=False, dropna=False).agg(how)
+        merges = {name: _MERGE[h] for name, h, _ in self.measures}
+        return both.groupby(list(self.keys), as_index=False, dropna=False).agg(merges)
 
 
 def _sql(how: str, column: str) -> str:

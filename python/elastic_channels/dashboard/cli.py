@@ -96,7 +96,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     )
     for name in ("database", "schema"):  # as 'run' takes them: one help, one variable
         setting = RUN_SETTINGS[name]
-        p.add_argument(setting.flag, dest=name, default=None, help=setting.help_text())
+        p.add_argument(str(setting.flag), dest=name, default=None, help=setting.help_text())
     p.add_argument(
         "--refresh-seconds",
         type=_refresh,
