@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from elastic_channels.fleet import plan as planmod
 from elastic_channels.fleet.nodes import NODES, REFERENCE, node_type, reference_at
-from elastic_channels.fleet.plan import DEFAULT_FIGURES, Figures, make_plan, parse_figures
+from elastic_channels.fleet.plan import (
+    DEFAULT_SOURCES,
+    WORKER_MAX_INFLIGHT_DEFAULT,
+    Figures,
+    make_plan,
+    parse_figures,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 M8 = NODES["m7g.8xlarge"]
@@ -61,14 +67,15 @@ def test_reference_scales_with_the_target() -> None:
 
 def test_figures_plan() -> None:
     p = make_plan(41.8, M8, F)
-    # 370 MB/s per vCPU x 0.8 CPU target = 296 MB/s per pod, over 150 MB/s channels.
-    assert p["pod_capacity_mbps"] == pytest.approx(296)
+    # 0.8 of a vCPU at 2.7 CPU-s/GB = 296 MB/s per pod (under the 370 seen), over 150
+    # MB/s channels.
+    assert p["pod_capacity_mbps"] == pytest.approx(800 / 2.7)
     assert p["pods"] == math.ceil(41_800 / 296) == 142
     inflight = 41_800 / 142 * 1e6 * 0.6 * 1.5
     # 2 channels carry the rate, but 265 MB in flight needs 3 under the SDK's 128 MB cap.
     assert p["channels_per_pod"] == 3 == math.ceil(inflight / 128e6)
     assert p["nodes"] == math.ceil(142 / 31) == 5
-    assert p["pod_inflight_bytes"] == math.ceil(inflight)
+    assert p["pod_inflight_needed_bytes"] == math.ceil(inflight)
     assert p["pod_memory_mib"] == 512  # (85 + 253 MiB) / 0.75 = 451, rounded up to 64 MiB
     assert p["worker_max_inflight_bytes"] == 265_000_000
     assert p["cpu_used"] == pytest.approx(41.8 * 2.7)
@@ -89,9 +96,12 @@ def test_small_target_needs_fewer_channels_than_capacity() -> None:
 def test_ack_latency_and_safety_drive_memory() -> None:
     low = make_plan(10, M8, F, pod_mbps=200, ack_latency_s=0.1, safety=1)
     high = make_plan(10, M8, F, pod_mbps=200, ack_latency_s=2.0, safety=2)
-    assert low["pod_inflight_bytes"] == math.ceil(200e6 * 0.1)
-    assert high["pod_inflight_bytes"] == math.ceil(200e6 * 2.0 * 2)
-    assert low["pod_memory_mib"] == 192  # (85 + 19 MiB) / 0.75
+    assert low["pod_inflight_needed_bytes"] == math.ceil(200e6 * 0.1)
+    assert high["pod_inflight_needed_bytes"] == math.ceil(200e6 * 2.0 * 2)
+    # 20 MB needed, but the allowance is never below the worker's default: 96 MB
+    assert low["worker_max_inflight_bytes"] == WORKER_MAX_INFLIGHT_DEFAULT == 96_000_000
+    assert high["worker_max_inflight_bytes"] == 800_000_000
+    assert low["pod_memory_mib"] == 256  # (85 + 92 MiB) / 0.75
     assert high["pod_memory_mib"] == 1152  # (85 + 763 MiB) / 0.75
     assert (low["channels_per_pod"], high["channels_per_pod"]) == (2, 7)  # 800 MB / 128
     assert low["pods"] == high["pods"] == 50
@@ -108,7 +118,7 @@ def test_memory_can_limit_pods_per_node() -> None:
 def test_bigger_pods_and_nodes() -> None:
     p = make_plan(41.8, node_type("m7g.16xlarge"), F, pod_vcpu=2)
     assert p["pods_per_node"] == 31  # (64 - 2) / 2
-    assert p["pod_capacity_mbps"] == pytest.approx(592)
+    assert p["pod_capacity_mbps"] == pytest.approx(1600 / 2.7)  # 2 x 0.8 vCPU at 2.7
     # 4 channels carry ~590 MB/s; its ~532 MB in flight needs 5 under the 128 MB cap.
     assert p["channels_per_pod"] == 5
     assert p["vcpu_pods"] == 2 * p["pods"]
@@ -127,22 +137,25 @@ def test_plan_invariants(
     f = Figures(per_channel, per_vcpu, 2.0, 80)
     p = make_plan(target, node_type(node), f, ack_latency_s=latency)
     cap = p["pod_capacity_mbps"]
+    assert cap == pytest.approx(min(per_vcpu, 0.8 * 1000 / 2.0))
+    assert p["pod_cpu_used"] <= 0.8 * (1 + 1e-9)  # the CPU target holds
     assert p["pods"] * cap >= target * 1000 * (1 - 1e-9)  # enough pods
     assert p["pods"] == 1 or (p["pods"] - 1) * cap < target * 1000  # and no more
     assert p["pod_mbps"] <= cap * (1 + 1e-9)
     # Enough channels for the rate and for the bytes in flight (128 MB each), no more.
     n = p["channels_per_pod"]
     assert n * per_channel >= p["pod_mbps"] * (1 - 1e-9)
-    assert n * 128e6 >= p["pod_inflight_bytes"] * (1 - 1e-9)
-    assert (
-        n == 1 or (n - 1) * per_channel < p["pod_mbps"] or (n - 1) * 128e6 < p["pod_inflight_bytes"]
-    )
+    allowance = p["worker_max_inflight_bytes"]
+    assert allowance >= max(p["pod_inflight_needed_bytes"], WORKER_MAX_INFLIGHT_DEFAULT)
+    assert allowance % 10**6 == 0
+    assert n * 128e6 >= allowance * (1 - 1e-9)
+    assert n == 1 or (n - 1) * per_channel < p["pod_mbps"] or (n - 1) * 128e6 < allowance
     assert p["nodes"] * p["pods_per_node"] >= p["pods"] > (p["nodes"] - 1) * p["pods_per_node"]
     kind = NODES[node]
     assert p["pods_per_node"] * p["pod_vcpu"] <= kind.vcpu - kind.reserved_vcpu
     assert p["pods_per_node"] * p["pod_memory_mib"] <= (kind.memory_gib - kind.reserved_gib) * 1024
     assert p["pod_memory_mib"] % 64 == 0
-    assert p["pod_memory_mib"] >= 80 + p["pod_inflight_bytes"] / 2**20
+    assert p["pod_memory_mib"] >= 80 + allowance / 2**20
 
 
 # --- bad input ------------------------------------------------------------------------
@@ -160,7 +173,8 @@ def test_plan_invariants(
         ({"safety": 0.5}, "--safety must be a finite number >= 1"),
         ({"channels": 0}, "--channels must be"),
         ({"pod_mbps": 0}, "--pod-mbps must be"),
-        ({"pod_mbps": 400}, "--pod-mbps 400 is more than 1 vCPU can push"),
+        ({"pod_mbps": 400}, "--pod-mbps 400 is more than 1 vCPU was seen to push"),
+        ({"pod_mbps": 300}, "--pod-mbps 300 is more than 1 vCPU can push at a CPU target"),
         ({"pod_mbps": 200, "channels": 1}, "give --channels 2"),
         ({"pod_vcpu": 32}, "does not fit on m7g.8xlarge"),
         ({"pod_mbps": 100, "ack_latency_s": 1000}, "does not fit on m7g.8xlarge"),
@@ -191,7 +205,7 @@ def test_figures_parse_top_level_and_under_figures_key() -> None:
         1.5,
         90,
     )
-    assert f.source == "bench run 7" and f.inflight_factor == 1.0
+    assert f.source == "bench run 7" and f.inflight_factor == 1.0 and f.label == "f.json"
     nested = parse_figures({"runs": [1, 2], "figures": GOOD}, "result.json")
     assert nested.per_vcpu_mbps == 600 and "result.json" in nested.source
 
@@ -201,7 +215,7 @@ def test_figures_inflight_gives_the_factor() -> None:
     f = parse_figures({**GOOD, "inflight": inflight}, "f.json")
     assert f.inflight_factor == pytest.approx(1.5)
     p = make_plan(10, M8, f, pod_mbps=100, safety=1, ack_latency_s=0.6)
-    assert p["pod_inflight_bytes"] == math.ceil(100e6 * 0.6 * 1.5)
+    assert p["pod_inflight_needed_bytes"] == math.ceil(100e6 * 0.6 * 1.5)
 
 
 @pytest.mark.parametrize(
@@ -216,6 +230,11 @@ def test_figures_inflight_gives_the_factor() -> None:
         ({**GOOD, "cpu_s_per_gb": True}, "'cpu_s_per_gb' must be a positive number"),
         ({**GOOD, "per_vcpu_mbps": math.inf}, "'per_vcpu_mbps' must be a positive number"),
         ({**GOOD, "source": 3}, "'source' must be text"),
+        ({**GOOD, "label": 3}, "'label' must be text"),
+        ({**GOOD, "origin": "x"}, "'origin' must be an object"),
+        ({**GOOD, "origin": {"arch": "x"}}, "unknown origin key(s) arch"),
+        ({**GOOD, "origin": {"sdk_mode": 1}}, "origin 'sdk_mode' must be text"),
+        ({**GOOD, "origin": {"snowflake": "yes"}}, "origin 'snowflake' must be true or false"),
         ({**GOOD, "inflight": {"bytes": 5}}, "'inflight' must be an object with exactly"),
         ({**GOOD, "inflight": {"mb_per_s": 1, "ack_latency_s": -1, "bytes": 5}},
          "f.json ['inflight']: 'ack_latency_s' must be a positive number"),
@@ -233,13 +252,11 @@ def test_figures_errors_are_named(data: object, message: str) -> None:
 def test_cli_prints_the_plan_next_to_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["--target-gbps", "41.8"], capsys)
     assert code == 0 and err == ""
-    p = make_plan(41.8, M8)
     assert "plan for 41.8 GB/s on m7g.8xlarge" in out
-    assert f"{p['nodes']} x m7g.8xlarge" in out and "15 x m7g.8xlarge (measured 15)" in out
-    assert "455 (measured 455)" in out
-    assert f"deploy/run_job.sh RUN_ID --workers {p['pods']} --target-bps" in out
-    assert f"--memory-mib {p['pod_memory_mib']}" in out
-    assert f"figures: {DEFAULT_FIGURES.source}" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert "455 pods of 1 vCPU / 1024 MiB on 15 x m7g.8xlarge, 41.8 GB/s" in flat
+    for f in DEFAULT_SOURCES:
+        assert f.label in out and f.source in flat
 
 
 def test_cli_json_with_a_figures_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -249,10 +266,15 @@ def test_cli_json_with_a_figures_file(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, _ = run(argv, capsys)
     assert code == 0
     p = json.loads(out)
-    assert p["figures"]["source"] == "drop sink, 4 channels"
-    assert p["pod_capacity_mbps"] == pytest.approx(480)  # 600 x 0.8
-    # 3 channels of 200 MB/s carry 475 MB/s; its 428 MB in flight needs 4 of 128 MB.
-    assert p["pods"] == math.ceil(41_800 / 480) and p["channels_per_pod"] == 4
+    mine = next(s for s in p["sizings"] if s["label"] == f"--figures {path} ['figures']")
+    assert mine["figures"]["source"] == "drop sink, 4 channels"
+    # 600 MB/s seen a vCPU; at 1.5 CPU-s/GB a CPU target of 0.8 allows 533
+    assert mine["pod_capacity_mbps"] == pytest.approx(800 / 1.5)
+    # 3 channels of 200 MB/s carry 528 MB/s; its 476 MB in flight needs 4 of 128 MB.
+    assert mine["pods"] == math.ceil(41_800 * 1.5 / 800) and mine["channels_per_pod"] == 4
+    # the reference stays beside it, and the command runs the conservative end: its
+    assert [s["label"] for s in p["sizings"]] == ["reference, Graviton + Snowflake", mine["label"]]
+    assert p["pods"] == p["sizings"][0]["pods"] == 455
     assert p["node"]["name"] == "c7g.8xlarge"
     assert p["reference"]["pods"] == 455
 
@@ -286,17 +308,21 @@ def test_main_help_names_the_defaults_source(capsys: pytest.CaptureFixture[str])
     assert "docs/PERFORMANCE.md" in out and "--figures" in out and "c7g.16xlarge" in out
     assert "bench_channels.py" in out
     assert planmod.main(["--target-gbps", "4.6", "--pod-mbps", "92", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["pods"] == 50
+    p = json.loads(capsys.readouterr().out)
+    # 92 MB/s a pod is more than the local file-mode run carried: the other two size it
+    assert p["pods"] == 50 and len(p["sizings"]) == 3 and "error" in p["sizings"][-1]
 
 
 # --- in step with what it is read from and what runs it --------------------------------
 
 
-def test_default_figures_are_a_bench_channels_result() -> None:
-    data = json.loads(planmod.DEFAULT_FIGURES_FILE.read_text())
-    assert parse_figures(data, "file") == DEFAULT_FIGURES
-    # what bench_channels' figures_of writes: a dated source and the in-flight point
-    assert re.match(r"benches/bench_channels\.py, \d{4}-\d\d-\d\d ", DEFAULT_FIGURES.source)
+def test_shipped_drop_sink_figures_are_a_bench_channels_result() -> None:
+    path = planmod.FIGURES_DIR / "local_drop_sink_rowset.json"
+    data = json.loads(path.read_text())
+    f = parse_figures(data, "file")
+    assert f in DEFAULT_SOURCES and f.origin.bench == "benches/bench_channels.py"
+    # what bench_channels' figures_of writes: a dated run and the in-flight point
+    assert re.match(r"\d{4}-\d\d-\d\d ", f.origin.date)
     assert set(data["inflight"]) == {"mb_per_s", "ack_latency_s", "bytes"}
     assert data["inflight"]["mb_per_s"] == data["per_vcpu_mbps"]
 
@@ -310,13 +336,14 @@ def test_sdk_limits_match_the_fleets_sdk_properties() -> None:
     assert int(props["mem_throttle_threshold_mb_by_process"]) == 1024 * share
 
 
+@pytest.mark.parametrize("end", [[], ["--optimistic"]])
 def test_the_printed_run_job_command_renders_that_pod(
-    capsys: pytest.CaptureFixture[str],
+    end: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(["--target-gbps", "41.8", "--json"], capsys)
+    code, out, _ = run(["--target-gbps", "41.8", "--json", *end], capsys)
     p = json.loads(out)
     assert code == 0
-    code, out, _ = run(["--target-gbps", "41.8"], capsys)
+    code, out, _ = run(["--target-gbps", "41.8", *end], capsys)
     assert code == 0
     line = next(x for x in out.splitlines() if "deploy/run_job.sh" in x).split()
     line[line.index("SECONDS")] = "60"
@@ -328,7 +355,8 @@ def test_the_printed_run_job_command_renders_that_pod(
     assert job["spec"]["completions"] == p["pods"]
     container = job["spec"]["template"]["spec"]["containers"][0]
     args = container["args"]
-    assert args[args.index("--channels") + 1] == str(p["channels_per_pod"])
+    channels = args[args.index("--channels") + 1] if "--channels" in args else "1"
+    assert channels == str(p["channels_per_pod"])
     got = int(args[args.index("--max-inflight-bytes") + 1])
     assert got == p["worker_max_inflight_bytes"]
     mem = f"{p['pod_memory_mib']}Mi"

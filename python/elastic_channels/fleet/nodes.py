@@ -75,11 +75,14 @@ def node_type(name: str) -> NodeType:
         raise ValueError(f"unknown node type {name!r}; known: {', '.join(NODES)}") from None
 
 
-#: The reference benchmark's fleet (October 2026, ../shared/CONTEXT.md): 455 one-channel
-#: pods at ~92 MB/s each, 41.8 GB/s in all, ack latency ~0.6 s.
+#: The reference benchmark's fleet (October 2026, ../shared/CONTEXT.md), measured on
+#: Graviton against Snowflake: 455 one-channel pods at ~92 MB/s each, 41.8 GB/s in all,
+#: each pod using 240-540m CPU and 68-183 MiB RSS, batch acks in 570-611 ms.
 REFERENCE: dict[str, Any] = {"pods": 455, "nodes": 15, "node": "m7g.8xlarge", "pod_vcpu": 1.0,
              "pod_memory_mib": 1024, "pod_mbps": 92.0, "total_gbps": 41.8,
-             "channels_per_pod": 1, "ack_latency_s": 0.6}  # fmt: skip
+             "channels_per_pod": 1, "ack_latency_s": 0.6, "cpu_m": (240, 540),
+             "rss_mib": (68, 183), "ack_latency_ms": (570, 611),
+             "arch": "arm64, AWS Graviton", "target": "Snowflake"}  # fmt: skip
 
 
 def reference_at(target_gbps: float) -> dict[str, Any]:
