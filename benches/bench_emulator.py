@@ -214,7 +214,8 @@ def bench(
         info = json.loads((tmp / "info.json").read_text())
         # The worker imports the installed package first (it carries the built native
         # module); the repo's python/ is only its fallback (see worker()).
-        wenv = dict(os.environ, SSL_CERT_FILE=info["ssl_cert_file"], SS_LOG_LEVEL="warn",
+        # the CA and the stage (file mode's uploads), as the emulator's info file says
+        wenv = dict(os.environ, **info["client_env"], SS_LOG_LEVEL="warn",
                     SS_LOG_TARGET="stderr")  # fmt: skip
         result_file = tmp / "worker.json"
         wcmd = [sys.executable, __file__, "--worker", "--info-file", str(tmp / "info.json"),

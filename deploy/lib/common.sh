@@ -241,8 +241,9 @@ check_snowflake_settings() {
         SNOWFLAKE_HOST_LINE="  SNOWFLAKE_HOST: \"$SNOWFLAKE_HOST\""
     fi
     if [ -n "${SNOWFLAKE_PORT:-}" ]; then
-        [[ $SNOWFLAKE_PORT =~ ^[1-9][0-9]{0,4}$ ]] && [ "$SNOWFLAKE_PORT" -le 65535 ] ||
+        if ! [[ $SNOWFLAKE_PORT =~ ^[1-9][0-9]{0,4}$ ]] || [ "$SNOWFLAKE_PORT" -gt 65535 ]; then
             die "SNOWFLAKE_PORT '$SNOWFLAKE_PORT' is not a port number"
+        fi
         SNOWFLAKE_HOST_LINE+=$'\n'"  SNOWFLAKE_PORT: \"$SNOWFLAKE_PORT\""
     fi
 }
