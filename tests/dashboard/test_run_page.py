@@ -201,8 +201,9 @@ def test_a_figure_zero_in_every_window_is_said_not_drawn(
 def test_windows_no_worker_reported_in_are_not_drawn(
     monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
 ) -> None:
-    """A fleet window after the last worker finished (0 workers, 0 MB/s) is not a point
-    of the charts: they would dive to 0 at the end of every run."""
+    """A fleet window after the last worker finished (0 workers, 0 MB/s), or the sliver
+    of one after the end of sending, is not a point of the charts: they would dive to 0
+    at the end of every run."""
     from elastic_channels.monitor.rows import fleet_row
 
     t0 = time.time() - 100
@@ -210,9 +211,15 @@ def test_windows_no_worker_reported_in_are_not_drawn(
     empty = {"window_start": t0 + 10, "window_seconds": 1.0, "start": t0 + 10, "end": t0 + 11,
              "workers": 0, "rows": 0, "bytes": 0, "mb_per_s": 0.0, "rows_per_s": 0.0,
              "ack_p50_ms": 40.0, "ack_p99_ms": 90.0}  # fmt: skip
-    write_metrics(
-        landed_copy.data_dir, landed_copy.run_id, [*rows, fleet_row(landed_copy.run_id, empty)]
-    )
+    # and the 3 ms sliver of a window after the end of sending (partial, its rate 0)
+    sliver = {**empty, "window_start": t0 + 11, "start": t0 + 11, "end": t0 + 11.003,
+              "workers": 2, "partial": True}  # fmt: skip
+    # a partial first window that covers most of its length stays (a rate over its part)
+    first = {**empty, "window_start": t0 - 1, "start": t0 - 0.6, "end": t0, "workers": 2,
+             "partial": True, "mb_per_s": 8.0}  # fmt: skip
+    extra = [fleet_row(landed_copy.run_id, w) for w in (empty, sliver, first)]
+    write_metrics(landed_copy.data_dir, landed_copy.run_id, [*rows, *extra])
     at = render(monkeypatch, landed_copy.data_dir)
     series = next(d.value for d in at.dataframe if "workers reporting" in d.value.columns)
-    assert len(series) == 10 and min(series["workers reporting"]) > 0
+    assert len(series) == 11 and min(series["workers reporting"]) > 0
+    assert series["MB/s"].iloc[0] == 8.0 and min(series["MB/s"]) > 0

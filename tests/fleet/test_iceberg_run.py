@@ -31,11 +31,12 @@ def test_run_into_iceberg_is_read_back_by_pyiceberg_and_duckdb(tmp_path: Path) -
         capture_output=True, text=True, timeout=240, cwd=tmp_path, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    (line,) = proc.stdout.strip().splitlines()  # --json: stdout is the JSON alone
+    result = json.loads(line)
     landed = result["landed"]
     assert landed["lost"] == 0 and landed["duplicates"] == 0
     assert landed["rows_landed"] == result["totals"]["rows_sent"] > 0
-    assert "Iceberg table" in proc.stdout
+    assert "Iceberg table" in proc.stderr  # --json: the tables go to stderr
     n = landed["rows_landed"]
 
     warehouse = tmp_path / ".elastic-channels" / "emulator-iceberg" / "iceberg"

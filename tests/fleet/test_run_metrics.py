@@ -13,6 +13,7 @@ from emulator_support import query_emulator, sdk_available
 
 from elastic_channels.dashboard import metrics_sql as m
 from elastic_channels.dashboard.dialect import DUCKDB
+from elastic_channels.dashboard.statement import duckdb_text
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 
@@ -66,14 +67,17 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
             )
     assert per_worker and all(fleet[k] == v for k, v in per_worker.items())
     assert sum(fleet.values()) == totals["rows_sent"]
-    assert "fleet windows, as ELASTIC_K8S_METRICS holds them" in out
-    assert "ELASTIC_K8S_METRICS WHERE RUN_ID" in out  # the query to run it again
+    # --json: stdout is the JSON alone, the tables go to stderr
+    assert out.strip().startswith("{") and len(out.strip().splitlines()) == 1
+    assert "fleet windows, as ELASTIC_K8S_METRICS holds them" in err
+    assert "ELASTIC_K8S_METRICS WHERE RUN_ID" in err  # the query to run it again
     # The dashboard's totals read the workers' summary rows, and its lost (their rows
     # minus the distinct TXIDs landed) is what the run reported.
     landed = result["landed"]
     cols = [r["column_name"] for r in query_emulator(tmp_path, "DESCRIBE ELASTIC_K8S_METRICS")]
-    (t,) = query_emulator(tmp_path, m.totals(DUCKDB, run_id, m.MetricsColumns.resolve(cols)))
-    (got,) = query_emulator(tmp_path, m.landed(run_id, "RESORT_SALES"))
+    totals_sql = duckdb_text(m.totals(DUCKDB, run_id, m.MetricsColumns.resolve(cols)))
+    (t,) = query_emulator(tmp_path, totals_sql)
+    (got,) = query_emulator(tmp_path, duckdb_text(m.landed(run_id, "RESORT_SALES")))
     assert t["FROM_SUMMARIES"] is True and t["WORKERS"] == 2
     assert t["ROWS"] == landed["rows_expected"] == totals["rows_sent"]
     assert t["ROWS"] - got["DISTINCT_TXIDS"] == landed["lost"] == 0

@@ -26,8 +26,9 @@ __all__ = [
     "utc_text",
 ]
 
-#: Axis labels in money: d3's SI format with B for billions (SI's G reads as giga).
-MONEY_LABEL = "replace(format(datum.value, '$.3~s'), 'G', 'B')"
+#: Axis labels in money, as the metrics write it ($950K, $870M, $1.2B): d3's SI format
+#: with K for its k and B for its G (giga).
+MONEY_LABEL = "replace(replace(format(datum.value, '$.3~s'), 'k', 'K'), 'G', 'B')"
 TIME_FORMAT = "%H:%M:%S"
 
 

@@ -32,6 +32,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "bytes": ("BYTES_APPENDED", "BYTES_SENT", "BYTES"),
     "acked_rows": ("ROWS_ACKED",),
     "window_seconds": ("WINDOW_SECONDS",),
+    "partial": ("PARTIAL",),
     "mb_s": ("MB_PER_SEC", "MB_PER_S", "MBPS"),
     "rows_s": ("ROWS_PER_SEC", "ROWS_PER_S"),
     "target_bps": ("TARGET_BPS", "TARGET_BYTES_PER_SEC"),

@@ -77,7 +77,9 @@ def fleet_series(
     """One row per window of the whole fleet: ``T`` and one column per figure present.
 
     From the monitor's fleet rows (``fleet_rows`` and the table has ``IS_FLEET``; a
-    window no worker reported in is left out), else the workers' windows summed (rates,
+    window no worker reported in is left out, and so is a partial window that covers
+    less than half its length: the sliver after the end of sending, whose rate reads 0
+    and whose few acks are no percentile), else the workers' windows summed (rates,
     counts) or maxed (latencies: the worst worker) per ``bucket_s`` bucket.
     """
     b = Binder()
@@ -85,10 +87,14 @@ def fleet_series(
     base = f"FROM {TABLE} WHERE {_run(b, run_id)} AND NOT {m.flag('is_summary')}"
     if fleet_rows and m.has("is_fleet"):
         listed = ", ".join(f'{m.col(c)} AS "{label}"' for c, label in series)
-        reporting = f" AND coalesce({m.col('workers')}, 1) > 0" if m.has("workers") else ""
+        kept = f" AND coalesce({m.col('workers')}, 1) > 0" if m.has("workers") else ""
+        if all(m.has(c) for c in ("partial", "start", "window_seconds")):
+            covered = d.diff_ms(m.col("start"), m.col("end"))
+            sliver = f"{covered} < 500 * {m.col('window_seconds')}"
+            kept += f" AND NOT ({m.flag('partial')} AND coalesce({sliver}, FALSE))"
         sql = (
             f"SELECT {m.col('end')} AS T{', ' + listed if listed else ''} {base} "
-            f"AND {m.flag('is_fleet')}{reporting} ORDER BY T"
+            f"AND {m.flag('is_fleet')}{kept} ORDER BY T"
         )
         return Statement(sql, b.params)
     t = d.bucket(m.col("end"), bucket_s)
