@@ -28,6 +28,14 @@ SERVE_FLAGS = (
 RETIRED_FLAGS = ("--duration", "--token-ttl", "--answer-delay-s")
 
 
+def cli_in(cwd, *args, timeout=60):
+    """``cli`` run in ``cwd``."""
+    return subprocess.run(
+        [sys.executable, "-m", "elastic_channels.emulator", *map(str, args)],
+        env=ENV, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+    )  # fmt: skip
+
+
 def cli(*args, timeout=60):
     return subprocess.run(
         [sys.executable, "-m", "elastic_channels.emulator", *map(str, args)],
@@ -170,3 +178,13 @@ def test_offline_query_sees_rows_landed_before_stop(tmp_path):
     stats = json.loads(cli("stats", "--data-dir", tmp_path / "emu").stdout)
     assert stats["running"] is False and stats["rows_landed"] == n
     assert stats["spooled_not_landed"] == 0
+    # With no --data-dir, query and stats read where `run` keeps its emulator.
+    home = tmp_path / "cwd" / ".elastic-channels"
+    home.mkdir(parents=True)
+    (tmp_path / "emu").rename(home / "emulator")
+    r = cli_in(tmp_path / "cwd", "query", "SELECT count(*) AS n FROM RESORT_SALES")
+    assert r.returncode == 0 and json.loads(r.stdout) == {"n": n}
+    r = cli_in(tmp_path / "cwd", "stats")
+    assert r.returncode == 0 and json.loads(r.stdout)["rows_landed"] == n
+    r = cli_in(tmp_path, "query", "SELECT 1")  # nothing there: says what to do
+    assert r.returncode == 1 and "elastic-channels run" in r.stderr and "--data-dir" in r.stderr

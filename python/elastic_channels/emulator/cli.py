@@ -17,7 +17,15 @@ from .cli_serve import add_serve, finite_count, finite_fraction, finite_seconds,
 from .control import ControlClient, query_offline, running_server, stats_offline
 from .http.faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
 
-__all__ = ["configure_parser", "main"]
+__all__ = ["DEFAULT_DATA_DIR", "configure_parser", "main"]
+
+#: Where ``elastic-channels run`` keeps its embedded emulator's data (a native table):
+#: what ``query``, ``stats`` and ``faults`` read when no --data-dir is given.
+DEFAULT_DATA_DIR = Path(".elastic-channels") / "emulator"
+DATA_DIR_HELP = (
+    f"the emulator's data dir (default: {DEFAULT_DATA_DIR}, where `elastic-channels run` "
+    "keeps it; a run with --table-format iceberg uses .elastic-channels/emulator-iceberg)"
+)
 
 DESCRIPTION = (
     "A local Snowpipe Streaming emulator: the real SDK ingests over HTTPS on a loopback "
@@ -45,7 +53,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "either way.",
     )
     q.set_defaults(func=_query)
-    q.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
+    q.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help=DATA_DIR_HELP)
     q.add_argument("sql", help=f'e.g. "SELECT count(*) FROM {TABLE_NAME}"')
 
     st = sub.add_parser(
@@ -60,7 +68,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "database holds instead: rows landed, the last commit time, errors kept, and "
         "requests spooled but not landed yet.",
     )
-    st.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
+    st.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help=DATA_DIR_HELP)
     st.set_defaults(func=_stats)
 
     f = sub.add_parser(
@@ -71,7 +79,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         "probability (see docs/EMULATOR.md).",
     )
     f.set_defaults(func=_faults)
-    f.add_argument("--data-dir", type=Path, required=True, help="the emulator's data dir")
+    f.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help=DATA_DIR_HELP)
     fs = f.add_subparsers(dest="fault_command", required=True)
     fs.add_parser(
         "list",

@@ -104,7 +104,10 @@ def query_offline(data_dir: Path, sql: str, table: str = TABLE_NAME) -> list[byt
     """Run one SELECT on the DuckDB file of a stopped emulator (read-only, no file access)."""
     db = Path(data_dir) / DB_FILE
     if not db.exists():
-        raise ControlError(f"no emulator database at {db}")
+        raise ControlError(
+            f"no emulator database at {db}: run `elastic-channels run` here first, or "
+            "name the data dir of one with --data-dir"
+        )
     store = Store(db, table, COLUMNS, read_only=True, threads=1)
     try:
         return rows_as_json_lines(*store.query(sql))
