@@ -161,10 +161,25 @@ def _run_cli(*argv: str, env_extra: dict[str, str] | None = None) -> subprocess.
 
 
 def test_cli_print_runs_nothing_and_shows_every_statement() -> None:
+    stmts = setup.statements("DEMO", "PUBLIC")
+    proc = _run_cli("--database", "DEMO", "--schema", "PUBLIC", "--print", "--upgrade")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == setup.render(stmts)
+    assert proc.stdout.count(";\n") == len(stmts)
+
+
+def test_cli_print_leaves_out_the_upgrade_alters_and_says_so() -> None:
+    """What --print shows makes the objects on a new account: no ALTER that is a no-op
+    after the CREATE beside it; a last comment says how many were left out and how to
+    see them."""
+    stmts = setup.statements("DEMO", "PUBLIC")
     proc = _run_cli("--database", "DEMO", "--schema", "PUBLIC", "--print")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == setup.render(setup.statements("DEMO", "PUBLIC"))
-    assert proc.stdout.count(";\n") == len(setup.statements("DEMO", "PUBLIC"))
+    body, _, note = proc.stdout.rstrip("\n").rpartition("\n")
+    shown = [s for s in stmts if not s.startswith("ALTER TABLE")]
+    assert body + "\n" == setup.render(shown)
+    assert note.startswith(f"-- {len(stmts) - len(shown)} ALTER(s)") and "--upgrade" in note
+    assert len(stmts) - len(shown) > 1  # the metrics columns and the row timestamps
 
 
 def test_cli_errors_name_what_is_missing() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -54,7 +55,15 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "--print",
         dest="print_only",
         action="store_true",
-        help="print the SQL and exit, connecting to nothing",
+        help="print the SQL and exit, connecting to nothing (the objects as created; "
+        "with --upgrade also the ALTERs that bring tables made by an older version up to "
+        "date, which setup without --print always runs)",
+    )
+    p.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="with --print: also print the ALTERs for tables made by an older version "
+        "(row timestamps on, columns added since); on new tables they change nothing",
     )
     p.add_argument(
         "--sql-file",
@@ -118,7 +127,13 @@ def cmd_setup(args: argparse.Namespace) -> int:
         else:
             stmts, labels = _setup_statements(args, acct), None
         if args.print_only:
-            sys.stdout.write(render(stmts))
+            shown = stmts if args.upgrade or args.sql_file else without_upgrades(stmts)
+            sys.stdout.write(render(shown))
+            if len(shown) < len(stmts):
+                print(
+                    f"-- {len(stmts) - len(shown)} ALTER(s) for tables made by an older "
+                    "version left out (no-ops on new tables): --print --upgrade shows them"
+                )
             return 0
         if acct.account is None:
             raise SetupError(
@@ -131,6 +146,14 @@ def cmd_setup(args: argparse.Namespace) -> int:
         print(f"setup: error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def without_upgrades(stmts: Sequence[str]) -> list[str]:
+    """``stmts`` without the ALTERs that only bring an older table up to date (setup's
+    ``ADD COLUMN IF NOT EXISTS`` and ``SET ROW_TIMESTAMP``): after the CREATEs beside
+    them they change nothing."""
+    upgrade = re.compile(r"ALTER TABLE \S+ (ADD COLUMN IF NOT EXISTS |SET ROW_TIMESTAMP = TRUE$)")
+    return [s for s in stmts if not upgrade.match(s)]
 
 
 def _session(args: argparse.Namespace, acct: AccountSettings) -> AbstractContextManager[RunOne]:
