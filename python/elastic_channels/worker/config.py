@@ -22,6 +22,7 @@ from typing import Any
 from ..account import AccountSettings, account_settings
 from ..rows import check_generator_args
 from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
+from .schedule import Schedule, Stage, parse_stages
 from .settings import (
     ACK_TIMEOUT_MARGIN_S,
     WORKER_ACCOUNT_SETTINGS,
@@ -33,7 +34,8 @@ from .settings import (
 __all__ = ["ConfigError", "WorkerConfig", "build_parser", "load_config", "worker_id_from_env"]
 
 DESCRIPTION = (
-    "One worker: generate resort sales at a target rate for a fixed time and stream them "
+    "One worker: generate resort sales at a target rate for a fixed time (or along "
+    "--stages, after --warmup-seconds) and stream them "
     "into Snowflake through one Snowpipe Streaming elastic channel. Prints one JSON line "
     "per window and a summary line; exits 0 only if every row was acked. Flags win over "
     "environment variables (named in brackets)."
@@ -74,7 +76,30 @@ class WorkerConfig:
     first_seq: int = 0
     #: Epoch seconds to start sending at (``--start-at``), or None: at once.
     start_at: float | None = None
+    #: The load shape (``--stages``), or None: one stage of ``target_bps`` for
+    #: ``duration_s``. :meth:`schedule` is the one to follow.
+    stages: tuple[Stage, ...] | None = None
+    #: Warmup before the first stage (``--warmup-seconds``), before rounding to windows.
+    warmup_s: float = 0.0
+    scenario_name: str | None = None
+    scenario_hash: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def schedule(self) -> Schedule:
+        """What to send when, from the start: warmup, then ``stages`` (or one stage of
+        ``target_bps`` for ``duration_s``)."""
+        stages = self.stages or (Stage(self.duration_s, self.target_bps, self.target_bps),)
+        return Schedule(stages, self.warmup_s)
+
+    def scenario_ids(self) -> dict[str, str | None]:
+        """The scenario's name and hash, as every window and summary line carries them."""
+        return {"scenario": self.scenario_name, "scenario_hash": self.scenario_hash}
+
+
+#: A scenario's name, as a scenario file allows it.
+SCENARIO_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: A scenario's hash: hex digits.
+SCENARIO_HASH = re.compile(r"[0-9a-fA-F]{1,128}")
 
 
 def default_run_id() -> str:
@@ -193,7 +218,12 @@ def load_config(
         append_mode=get("append_mode"),
         ssl_cert_file=acct.ssl_cert_file,
         channels=get("channels"),
+        warmup_s=get("warmup_seconds"),
+        scenario_name=get("scenario_name"),
+        scenario_hash=get("scenario_hash"),
     )
+    stages = get("stages")
+    cfg.stages = None if stages is None else parse_stages(stages)
     _validate(cfg)
     return cfg
 
@@ -227,6 +257,20 @@ def _validate(cfg: WorkerConfig) -> None:
         (1 <= cfg.channels <= 64, f"--channels (CHANNELS) must be 1..64, got {cfg.channels}"),
         (cfg.retry_backoff_s > 0, "--retry-backoff-seconds must be > 0"),
         (cfg.ack_timeout_s > 0, f"--ack-timeout-seconds must be > 0, got {cfg.ack_timeout_s:g}"),
+        (
+            math.isfinite(cfg.warmup_s) and 0 <= cfg.warmup_s <= 86_400,
+            f"--warmup-seconds (WARMUP_SECONDS) must be 0 to 86400, got {cfg.warmup_s:g}",
+        ),
+        (
+            cfg.scenario_name is None or SCENARIO_NAME.fullmatch(cfg.scenario_name) is not None,
+            "--scenario-name (SCENARIO_NAME) must be 1 to 64 letters, digits, _ . or -, got "
+            f"{cfg.scenario_name!r}",
+        ),
+        (
+            cfg.scenario_hash is None or SCENARIO_HASH.fullmatch(cfg.scenario_hash) is not None,
+            "--scenario-hash (SCENARIO_HASH) must be 1 to 128 hex digits, got "
+            f"{cfg.scenario_hash!r}",
+        ),
     ]
     for ok, message in checks:
         if not ok:

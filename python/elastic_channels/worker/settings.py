@@ -16,6 +16,7 @@ from typing import Any
 from ..account.settings import ACCOUNT_SETTINGS
 from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
 from ..setting import Setting, SettingError, add_flags, show_number
+from .schedule import stages_json
 
 __all__ = ["BY_NAME", "SETTINGS", "ConfigError", "add_settings", "flag_args", "resolve"]
 
@@ -38,10 +39,25 @@ SETTINGS: tuple[Setting, ...] = (
     S("duration_seconds", "--duration-seconds", "how long to send", float, 60.0,
       "DURATION_SECONDS"),
     S("start_at", "--start-at", "when to start sending, in seconds since the epoch, once "
-      "the channel is open: the workers of a run given the same time send together, so "
-      "the run's throughput is theirs added up (run sets it a few seconds ahead; a worker "
-      "whose channel opens later starts at once)", float, None, "START_AT",
+      "the channel is open: the workers of a run given the same time send together and "
+      "follow the same wall-clock schedule, so the run's throughput is theirs added up "
+      "(run sets it a few seconds ahead, on a window boundary; a worker whose channel "
+      "opens later joins the schedule where it stands)", float, None, "START_AT",
       default_text="as soon as the channel is open"),
+    S("stages", "--stages", "the load shape, per worker: a JSON list of stages, each "
+      '{"seconds": S, "from_bps": R0, "to_bps": R1} in bytes/s (R0 == R1: a constant '
+      "rate; else a linear ramp from R0 to R1); the run lasts --warmup-seconds plus the "
+      "stages' seconds, and --target-bps and --duration-seconds are not used", env="STAGES",
+      default_text="one stage of --target-bps for --duration-seconds"),
+    S("warmup_seconds", "--warmup-seconds", "send this long at the first stage's starting "
+      "rate before the first stage; its windows are marked warmup and left out of the "
+      "run's figures. Rounded up to end on a window boundary: from run's agreed start "
+      "(a boundary) that is a whole number of --window-seconds", float, 0.0,
+      "WARMUP_SECONDS"),
+    S("scenario_name", "--scenario-name", "the scenario this run follows, stamped on every "
+      "window and summary line (letters, digits, _ . -; at most 64)", env="SCENARIO_NAME"),
+    S("scenario_hash", "--scenario-hash", "the scenario's hash (hex), stamped on every "
+      "window and summary line", env="SCENARIO_HASH"),
     S("batch_bytes", "--batch-bytes", "approximate bytes per append", int, 1_000_000,
       "BATCH_BYTES"),
     S("channels", "--channels", "elastic channels (one SDK client each) this worker "
@@ -99,6 +115,9 @@ def flag_args(values: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     for name, value in values.items():
         flag = BY_NAME[name].flag
-        if value is not None and flag is not None:
-            out += [flag, repr(value) if isinstance(value, float) else str(value)]
+        if value is None or flag is None:
+            continue
+        if name == "stages" and not isinstance(value, str):
+            value = stages_json(value)  # Stage objects or their dicts
+        out += [flag, repr(value) if isinstance(value, float) else str(value)]
     return out
