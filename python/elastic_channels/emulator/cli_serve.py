@@ -119,6 +119,17 @@ def finite_fraction(text: str) -> float:
     return value
 
 
+def _mbps(text: str) -> float:
+    """An argparse type for a rate in MB/s: a finite number more than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of MB/s") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: a rate must be a finite number > 0")
+    return value
+
+
 def add_serve(sub: Any) -> None:
     """Add ``serve`` to a subparsers object."""
     s = sub.add_parser(
@@ -249,6 +260,17 @@ def add_serve(sub: Any) -> None:
         "account's ack latency; other requests are not held up (default 0)",
     )
     s.add_argument(
+        "--channel-limit-mbps",
+        type=_mbps,
+        default=None,
+        metavar="X",
+        help="each channel's throughput limit in MB/s (10^6 bytes, uncompressed: inline "
+        "rows and file-mode fragments alike), as Snowflake limits a channel: a request "
+        "over it is answered 429 and nothing of it is taken, so the SDK sends it again; "
+        "a burst of 1 s worth is allowed; the elastic channel is one per client "
+        "(default: no limit)",
+    )
+    s.add_argument(
         "--duration-seconds",
         type=finite_seconds(),
         default=0,
@@ -309,6 +331,8 @@ def serve(args: argparse.Namespace) -> int:
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
         check_keys=not args.no_key_check, parse=args.parse, sink=args.sink,
         answer_delay_s=args.answer_delay_seconds,
+        channel_limit_bps=None if args.channel_limit_mbps is None
+        else args.channel_limit_mbps * 1e6,
         sink_check=not args.no_sink_check,
         table_format=args.table_format, server_names=tuple(args.server_name),
         limits=HttpLimits(

@@ -33,6 +33,7 @@ import msgspec
 
 from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
 from .api.account import Target
+from .api.channel_limit import ChannelLimit
 from .api.control import control_routes
 from .api.drop_sink import SINKS, DropSink
 from .api.stats import Stats
@@ -104,6 +105,12 @@ class EmulatorConfig:
     #: More DNS names for the server's certificate and hostname replies, such as an
     #: account's host (``myorg-myacct.snowflakecomputing.com``) pointed at 127.0.0.1.
     server_names: tuple[str, ...] = ()
+    #: Each channel's throughput limit, uncompressed bytes/s (rows and file fragments);
+    #: a request over it is answered 429, nothing of it taken (api/channel_limit.py).
+    #: None: no limit.
+    channel_limit_bps: float | None = None
+    #: How much the limit lets a channel send at once, in seconds' worth of it.
+    channel_limit_burst_s: float = 1.0
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
@@ -114,6 +121,8 @@ class EmulatorConfig:
             raise ValueError(f"sink must be one of {', '.join(SINKS)}, got {self.sink!r}")
         if not 0 <= self.answer_delay_s <= 600:
             raise ValueError(f"answer delay must be 0..600 s, got {self.answer_delay_s:g}")
+        if self.channel_limit_bps is not None:
+            ChannelLimit(self.channel_limit_bps, self.channel_limit_burst_s)  # checks both
         for name in self.server_names:
             if not _DNS_NAME.fullmatch(name):
                 raise ValueError(f"server name {name!r} is not a DNS host name")
@@ -188,6 +197,7 @@ class Emulator:
         self.api: SnowpipeApi | None = None
         self.drop_sink: DropSink | None = None
         self.file_mode: FileMode | None = None
+        self.channel_limit: ChannelLimit | None = None
         self._server: HttpServer | None = None
         self.port = 0
 
@@ -236,10 +246,12 @@ class Emulator:
         # Only now: file mode has read which fragments the spool holds, before any of them
         # could be taken off the queue to land (a retry of one is then known, not new).
         self.lander.start()
+        if cfg.channel_limit_bps is not None:
+            self.channel_limit = ChannelLimit(cfg.channel_limit_bps, cfg.channel_limit_burst_s)
         self.api = SnowpipeApi(
             target, self.tokens, self.lander, self.stats, overrides, self.drop_sink,
             cfg.answer_delay_s, keys=self.file_mode.keys, stage=self.file_mode.info,
-            files=self.file_mode.files,
+            files=self.file_mode.files, limit=self.channel_limit,
         )  # fmt: skip
         store = self.store
         sql_api = statements_route(lambda: store.connection)  # setup's SQL, the monitor
@@ -359,6 +371,8 @@ class Emulator:
             snap["stage"] = self.file_mode.stage.stats()
         snap["sink"] = self.config.sink
         snap["answer_delay_s"] = self.config.answer_delay_s
+        if self.channel_limit is not None:
+            snap["channel_limit"] = self.channel_limit.snapshot()
         if self.drop_sink is not None:
             snap["drop_sink"] = self.drop_sink.snapshot()
         return snap

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -66,9 +66,17 @@ class FileRegistrations:
         self._busy: set[str] = set()
         self._cond = threading.Condition()
 
-    def register(self, channel: Channel, request_id: str, body: bytes) -> int:
+    def register(
+        self,
+        channel: Channel,
+        request_id: str,
+        body: bytes,
+        admit: Callable[[int], None] | None = None,
+    ) -> int:
         """Take one call's fragments; the number of rows newly taken. ApiError if any
-        fragment is bad (then none is taken)."""
+        fragment is bad (then none is taken). ``admit(n)``: called with the new
+        fragments' uncompressed bytes once every check passed, before any is taken; its
+        ApiError (the channel limit's 429) refuses the call whole too."""
         try:
             doc = msgspec.json.decode(body)
         except msgspec.DecodeError as e:
@@ -81,6 +89,8 @@ class FileRegistrations:
         try:
             fresh = [f for f in fragments if f.id not in self._taken]
             opened = [(f, *self._open(f)) for f in fresh]  # every check before any spool
+            if admit is not None and opened:
+                admit(sum(len(raw) for _, _, raw in opened))
             crash_point("files:after-check")
             for frag, frame, raw in opened:
                 self._take(channel, frag, frame, raw)

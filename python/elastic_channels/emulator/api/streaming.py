@@ -21,6 +21,7 @@ from ..http.errors import ApiError, Reply
 from ..http.routes import Request, Route
 from ..landing.lander import Lander
 from .account import AccountCalls, Target
+from .channel_limit import ChannelLimit, client_of
 from .drop_sink import DropSink
 from .files import FileRegistrations
 from .pipe_keys import PipeKeys
@@ -92,16 +93,19 @@ class SnowpipeApi:
         keys: PipeKeys,
         stage: StageInfo,
         files: FileRegistrations,
+        limit: ChannelLimit | None = None,
     ) -> None:
         """``sink``: check and discard rows requests there instead of spooling them;
         ``answer_delay_s``: wait this long before answering a rows request (a real
-        account's latency), on the handler's thread."""
+        account's latency), on the handler's thread; ``limit``: each channel's
+        throughput limit (429 over it; ``channel_limit.py``)."""
         self.target = target
         self._lander, self._stats = lander, stats
         self.account = AccountCalls(target, tokens)
         self._sink, self._answer_delay_s = sink, answer_delay_s
         self._overrides = dict(parameter_overrides)
         self._keys, self._stage_info, self._files = keys, stage, files
+        self._limit = limit
 
     def _pipe(self, db: str, schema: str, pipe: str) -> tuple[str, str, str]:
         t = self.target
@@ -226,6 +230,7 @@ class SnowpipeApi:
                 f"{len(raw)}",
             )
         inflate_s = time.perf_counter() - t_inflate
+        self._admit(req, key, len(raw))
         offset = req.query.get("endOffsetToken") or req.query.get("offsetToken")
         if self._sink is not None:
             self._sink.take(
@@ -252,8 +257,19 @@ class SnowpipeApi:
             raise ApiError(
                 404, "ERR_CHANNEL_DOES_NOT_EXIST", f"channel {key[3]} is not open"
             ) from None
-        self._files.register(key, req.request_id, req.body)
+        self._files.register(
+            key, req.request_id, req.body, admit=lambda n: self._admit(req, key, n)
+        )
         token = self._stats.next_continuation(key)
         if self._answer_delay_s > 0:
             time.sleep(self._answer_delay_s)
         return Reply(200, msgspec.json.encode({"next_continuation_token": token}))
+
+    def _admit(self, req: Request, key: tuple[str, str, str, str], nbytes: int) -> None:
+        """Take ``nbytes`` (uncompressed) from the channel's throughput allowance, or
+        refuse the whole request with a 429 before anything of it is accepted."""
+        if self._limit is None:
+            return
+        # The elastic channel is one per client, told apart by the client's token.
+        channel = (*key, client_of(req)) if key[3] == "ELASTIC" else key
+        self._limit.take(channel, nbytes, f"channel {key[3]}")
