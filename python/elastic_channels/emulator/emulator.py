@@ -204,6 +204,16 @@ class Emulator:
     # --- lifecycle ----------------------------------------------------------------
 
     def start(self) -> Emulator:
+        """Start it all; if any part fails to start, what did start is stopped (the
+        database closed, threads ended: nothing is landed from a half-started one) and
+        the error is raised."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop(land_timeout_s=0)
+            raise
+
+    def _start(self) -> Emulator:
         cfg = self.config
         keep_big_buffers()  # landing's big buffers reused, not mapped afresh per request
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
