@@ -98,3 +98,14 @@ def test_serve_v_logs_a_line_per_landed_batch(tmp_path):
     lines = re.findall(r"INFO .*landed a batch of 1 request\(s\): (\d+) row\(s\), (\d+) refused",
                        emu.stderr())  # fmt: skip
     assert lines == [("7", "1"), ("11", "1")], emu.stderr()
+
+
+@pytest.mark.parametrize("host", ["::1", "127.0.0.2"])
+def test_the_config_refuses_a_loopback_address_clients_would_not_reach(tmp_path, host):
+    """Not only the flag: EmulatorConfig (what `run` and tests build) refuses them too."""
+    from elastic_channels.emulator import EmulatorConfig
+
+    with pytest.raises(ValueError, match="127.0.0.1 or localhost"):
+        EmulatorConfig(data_dir=tmp_path, host=host)
+    with pytest.raises(ValueError, match="loopback addresses only"):
+        EmulatorConfig(data_dir=tmp_path, host="10.0.0.1")

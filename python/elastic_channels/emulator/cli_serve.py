@@ -19,7 +19,7 @@ from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
 from .api.drop_sink import SINKS
 from .control import ControlError, running_server
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
-from .http.server import HttpLimits
+from .http.server import SERVED_HOSTS, HttpLimits, check_served_host
 from .landing.parse_backends import PARSE_BACKENDS
 from .storage.store import StoreError
 
@@ -52,19 +52,11 @@ def _user_key(spec: str) -> tuple[str, Path]:
     return user.upper(), Path(path)
 
 
-#: What ``--host`` may be: the names the server's certificate and the client properties
-#: cover (``localhost`` binds 127.0.0.1). ::1 or 127.0.0.2 would bind where no client
-#: that follows the properties connects.
-SERVED_HOSTS = ("127.0.0.1", "localhost")
-
-
 def _host(value: str) -> str:
-    if value not in SERVED_HOSTS:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not an address the emulator's certificate and client properties "
-            f"cover (it binds loopback only); use {' or '.join(SERVED_HOSTS)}"
-        )
-    return value
+    try:
+        return check_served_host(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def finite_seconds(

@@ -44,7 +44,7 @@ from .http.app import EmulatorApp
 from .http.auth import ScopedTokens, UserKeys, ensure_tls, ensure_user_key
 from .http.faults import FaultTable
 from .http.routes import Route, Router
-from .http.server import HttpLimits, HttpServer, check_loopback
+from .http.server import HttpLimits, HttpServer, check_loopback, check_served_host
 from .landing.lander import Lander, lower_thread_priority
 from .landing.spool import work_dir_of
 from .malloc_tuning import keep_big_buffers
@@ -114,7 +114,8 @@ class EmulatorConfig:
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
-        check_loopback(self.host)
+        check_loopback(self.host)  # a non-loopback address is named as such first
+        check_served_host(self.host)
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be 0..65535, got {self.port}")
         if self.sink not in SINKS:

@@ -51,6 +51,22 @@ class HttpLimits:
     max_header_bytes: int = 16384
 
 
+#: What an emulator may bind: the names its certificate and the client properties it
+#: hands out cover (``localhost`` binds 127.0.0.1). ::1 or 127.0.0.2 are loopback too,
+#: but no client that follows the properties would connect there.
+SERVED_HOSTS = ("127.0.0.1", "localhost")
+
+
+def check_served_host(host: str) -> str:
+    """``host`` if an emulator may bind it (:data:`SERVED_HOSTS`), else ValueError."""
+    if host not in SERVED_HOSTS:
+        raise ValueError(
+            f"{host!r} is not an address the emulator's certificate and client properties "
+            f"cover (it binds loopback only); use {' or '.join(SERVED_HOSTS)}"
+        )
+    return host
+
+
 def check_loopback(host: str) -> str:
     """The address to bind for ``host`` if it is loopback (``localhost`` too), else ValueError."""
     if host == "localhost":
