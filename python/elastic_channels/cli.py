@@ -23,6 +23,8 @@ EPILOG = (
     "  elastic-channels bench --workers 1 --target-bps 100e6 --duration-seconds 10\n"
     "  elastic-channels setup --database DEMO --schema PUBLIC --print\n"
     "  elastic-channels plan --target-gbps 41.8\n"
+    "  elastic-channels runs\n"
+    "  elastic-channels compare latest~1 latest\n"
     "  elastic-channels emulator query --data-dir .elastic-channels/emulator "
     '"SELECT count(*) FROM RESORT_SALES"'
 )
@@ -45,6 +47,10 @@ COMMANDS = (
      "write a run's worker windows to ELASTIC_K8S_METRICS while it goes on"),
     ("dashboard", "elastic_channels.dashboard.cli",
      "the Streamlit dashboard of a run: throughput, latency, fleet health, resort sales"),
+    ("runs", "elastic_channels.results.runs_cli",
+     "list the recorded results of runs, newest first (.elastic-channels/results)"),
+    ("compare", "elastic_channels.results.compare_cli",
+     "set recorded runs side by side: each figure and its change, and one chart"),
 )  # fmt: skip
 
 

@@ -1,0 +1,104 @@
+"""``elastic-channels runs``: the recorded results, newest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import store, table
+
+DESCRIPTION = (
+    "List the results every `elastic-channels run` recorded in HOME/results (one JSON "
+    "file per run), newest first: when it started (UTC), its run id, its scenario's name "
+    "and hash, workers, MB/s (acked over the sending window), ack p99, and whether the "
+    "scenario's thresholds held. `elastic-channels compare` sets results side by side."
+)
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--home",
+        type=Path,
+        default=store.DEFAULT_HOME,
+        help=f"where run keeps its results, in HOME/results (default: {store.DEFAULT_HOME})",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON list instead")
+    p.set_defaults(func=cmd_runs)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    entries, errors = store.scan(args.home)
+    for e in errors:
+        print(f"elastic-channels runs: skipped {e}", file=sys.stderr)
+    listed = [listing(e) for e in entries]
+    if args.json:
+        print(json.dumps(listed))
+        return 0
+    if not listed:
+        print(f"no results in {store.results_dir(args.home)}", file=sys.stderr)
+        return 0
+    header = ["started (UTC)", "run id", "scenario", "workers", "MB/s", "ack p99 ms", "thresholds"]
+    print(table.render(header, [_cells(x) for x in listed], left=3))
+    return 0
+
+
+def listing(entry: store.Entry) -> dict[str, Any]:
+    """What ``runs`` shows of one result (its --json item)."""
+    doc = entry.doc
+    figures = doc.get("figures") or {}
+    scenario = doc.get("scenario") or {}
+    failed = [t.get("text") for t in doc.get("thresholds") or [] if not t.get("held")]
+    return {
+        "path": str(entry.path),
+        "started_at_utc": doc.get("started_at_utc"),
+        "run_id": doc.get("run_id"),
+        "scenario": {"name": scenario.get("name"), "hash": scenario.get("hash")}
+        if scenario
+        else None,
+        "workers": figures.get("workers"),
+        "mb_per_s": figures.get("mb_per_s"),
+        "ack_p99_ms": figures.get("ack_p99_ms"),
+        "thresholds_held": doc.get("thresholds_held"),
+        "thresholds_failed": failed,
+        "thresholds_error": doc.get("thresholds_error"),
+    }
+
+
+def scenario_label(scenario: dict[str, Any] | None) -> str:
+    """``name hash8`` of a scenario block, or "-" for a run without one."""
+    if not scenario:
+        return "-"
+    name = str(scenario.get("name") or "?")
+    digest = str(scenario.get("hash") or "")[:8]
+    return f"{name} {digest}".strip()
+
+
+def _cells(x: dict[str, Any]) -> list[str]:
+    started = str(x["started_at_utc"] or "-").replace("T", " ")[:19]
+    held = x["thresholds_held"]
+    if x["thresholds_error"]:
+        verdict = "not checked (see --json)"
+    elif held is None:
+        verdict = "-"
+    elif held:
+        verdict = "held"
+    else:
+        verdict = f"FAILED {len(x['thresholds_failed'])}"
+    return [
+        started,
+        str(x["run_id"]),
+        scenario_label(x["scenario"]),
+        _num(x["workers"], "{:d}"),
+        _num(x["mb_per_s"], "{:.2f}"),
+        _num(x["ack_p99_ms"], "{:.0f}"),
+        verdict,
+    ]
+
+
+def _num(value: Any, fmt: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "-"
+    return fmt.format(value)
