@@ -105,7 +105,7 @@ def test_the_config_refuses_a_loopback_address_clients_would_not_reach(tmp_path,
     """Not only the flag: EmulatorConfig (what `run` and tests build) refuses them too."""
     from elastic_channels.emulator import EmulatorConfig
 
-    with pytest.raises(ValueError, match="127.0.0.1 or localhost"):
+    with pytest.raises(ValueError, match=r"127\.0\.0\.1 or localhost"):
         EmulatorConfig(data_dir=tmp_path, host=host)
     with pytest.raises(ValueError, match="loopback addresses only"):
         EmulatorConfig(data_dir=tmp_path, host="10.0.0.1")
