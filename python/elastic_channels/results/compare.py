@@ -91,9 +91,10 @@ def render(comp: dict[str, Any]) -> str:
     said = []
     for name, run in zip(letters, comp["runs"], strict=True):
         when = str(run["started_at_utc"] or "?").replace("T", " ")[:19]
+        held = {True: "  thresholds held", False: "  thresholds FAILED"}
         said.append(
             f"{name}: {run['run_id']}  scenario {scenario_label(run['scenario'])}  "
-            f"started {when} UTC  {run['path']}"
+            f"started {when} UTC{held.get(run['thresholds_held'], '')}  {run['path']}"
         )
     header = ["figure", letters[0]]
     for name in letters[1:]:
