@@ -2,11 +2,19 @@
 # Start a fleet run: render the Kubernetes manifests (an Indexed Job, one pod per
 # worker, and its ConfigMap) and apply them with kubectl.
 #
+#   deploy/run_job.sh RUN_ID --scenario FILE [--workers N] [options]
 #   deploy/run_job.sh RUN_ID --target-bps X --duration-seconds D --workers N [options]
+#   deploy/run_job.sh step-1 --scenario step --workers 455 --dry-run
 #   deploy/run_job.sh ref-15 --target-bps 92e6 --duration-seconds 60 --workers 1 --dry-run
 #
 # Required:
 #   RUN_ID                  1-63 chars [A-Za-z0-9._-], starting and ending alphanumeric
+#   --scenario FILE         a scenario file (docs/SCENARIOS.md) or a shipped scenario's
+#                           name (smoke, reference, step, spike, soak): every pod follows
+#                           its stages on one wall-clock schedule from an agreed start;
+#                           --workers, --channels and --max-inflight-bytes override its
+#                           keys. Needs the elastic_channels package here (pip install .)
+#   or, for one constant rate:
 #   --target-bps X          per-worker target rate in bytes/s: 92000000, 92e6 or 9.2e7
 #   --duration-seconds D    how long each worker sends
 #   --workers N             pods = parallelism = completions (1..10000)
@@ -14,6 +22,10 @@
 #                           AWS_ACCOUNT_ID (its ECR registry): what build_and_push.sh pushed
 #   --account, --user, --database   [SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_DATABASE]
 # Options:
+#   --start-delay-seconds S with --scenario: the pods' agreed start is this long after
+#                           rendering, up to a window boundary [120]: time to schedule
+#                           the pods and pull the image; a pod that opens its channel
+#                           later joins the schedule where it has got to
 #   --image IMAGE           full image reference [IMAGE]
 #   --namespace NS          [K8S_NAMESPACE; default]
 #   --schema S              [SNOWFLAKE_SCHEMA; PUBLIC]
@@ -71,6 +83,9 @@ MAX_INFLIGHT_BYTES=""
 MEMORY_MIB=1024
 MEMORY_GIVEN=0
 WAIT=0
+SCENARIO=""
+START_DELAY_SECONDS=120
+CHANNELS_GIVEN=0
 
 while [ $# -gt 0 ]; do
     opt=$1
@@ -80,7 +95,7 @@ while [ $# -gt 0 ]; do
         --target-bps | --duration-seconds | --workers | --image | --namespace | --account | \
             --user | --role | --database | --schema | --pipe | --secret | --secret-key | \
             --sdk-properties | --arch | --log-level | --channels | --max-inflight-bytes | \
-            --memory-mib)
+            --memory-mib | --scenario | --start-delay-seconds)
             take_value "$@"
             val=$2
             shift
@@ -101,9 +116,11 @@ while [ $# -gt 0 ]; do
                 --sdk-properties) SDK_PROPERTIES_FILE=$val ;;
                 --arch) ARCH=$val ;;
                 --log-level) SS_LOG_LEVEL=$val ;;
-                --channels) CHANNELS=$val ;;
+                --channels) CHANNELS=$val CHANNELS_GIVEN=1 ;;
                 --max-inflight-bytes) MAX_INFLIGHT_BYTES=$val ;;
                 --memory-mib) MEMORY_MIB=$val MEMORY_GIVEN=1 ;;
+                --scenario) SCENARIO=$val ;;
+                --start-delay-seconds) START_DELAY_SECONDS=$val ;;
             esac
             ;;
         --*) die "unknown option '$opt' (see --help)" ;;
@@ -139,18 +156,39 @@ whole_number() { # name value
     [ "${#int}" -le 18 ] || die "$1 is too large: '$2'"
     echo "$int"
 }
-[ -n "$TARGET_BPS" ] || die "--target-bps is required (bytes per second per worker)"
-TARGET_BPS=$(whole_number --target-bps "$TARGET_BPS")
-positive_int --target-bps "$TARGET_BPS"
-[ -n "$DURATION_SECONDS" ] || die "--duration-seconds is required"
-positive_int --duration-seconds "$DURATION_SECONDS" 604800
-[ -n "$WORKERS" ] || die "--workers is required"
-positive_int --workers "$WORKERS" 10000
+[ -z "$WORKERS" ] || positive_int --workers "$WORKERS" 10000
 positive_int --channels "$CHANNELS" 64
 if [ -n "$MAX_INFLIGHT_BYTES" ]; then
     MAX_INFLIGHT_BYTES=$(whole_number --max-inflight-bytes "$MAX_INFLIGHT_BYTES")
     positive_int --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
 fi
+# shellcheck disable=SC2034 # read by render through ${!name}
+SCENARIO_DATA_LINE="  # no --scenario: one constant rate, --target-bps for --duration-seconds"
+if [ -n "$SCENARIO" ]; then
+    [ -z "$TARGET_BPS$DURATION_SECONDS" ] ||
+        die "--scenario sets the rate and the duration (its stages): leave out --target-bps and --duration-seconds, or edit a copy of the scenario (elastic-channels run $SCENARIO --print-scenario writes one)"
+    [[ $START_DELAY_SECONDS =~ ^[0-9]{1,5}$ ]] ||
+        die "--start-delay-seconds must be a whole number of seconds (0..99999), got '$START_DELAY_SECONDS'"
+    command -v python3 >/dev/null || die "--scenario needs python3 with the elastic_channels package (pip install .)"
+    overrides=(--start-delay-seconds "$START_DELAY_SECONDS")
+    [ -z "$WORKERS" ] || overrides+=(--workers "$WORKERS")
+    [ "$CHANNELS_GIVEN" = 0 ] || overrides+=(--channels "$CHANNELS")
+    [ -z "$MAX_INFLIGHT_BYTES" ] || overrides+=(--max-inflight-bytes "$MAX_INFLIGHT_BYTES")
+    # Prints NAME='value' lines (shlex-quoted) or, on a bad scenario, says why on stderr.
+    assignments=$(python3 -m elastic_channels.fleet.k8s_scenario "$SCENARIO" "${overrides[@]}") ||
+        die "--scenario '$SCENARIO' cannot be used (see above)"
+    eval "$assignments"
+    WORKERS=$SCENARIO_WORKERS
+    TARGET_BPS=$SCENARIO_TARGET_BPS
+    DURATION_SECONDS=$SCENARIO_DURATION_SECONDS
+fi
+[ -n "$TARGET_BPS" ] || die "--target-bps is required (bytes per second per worker), or --scenario"
+TARGET_BPS=$(whole_number --target-bps "$TARGET_BPS")
+positive_int --target-bps "$TARGET_BPS"
+[ -n "$DURATION_SECONDS" ] || die "--duration-seconds is required, or --scenario"
+positive_int --duration-seconds "$DURATION_SECONDS" 604800
+[ -n "$WORKERS" ] || die "--workers is required, or --scenario"
+positive_int --workers "$WORKERS" 10000
 positive_int --memory-mib "$MEMORY_MIB" 262144
 [ "$MEMORY_MIB" -ge 128 ] || die "--memory-mib must be at least 128, got $MEMORY_MIB"
 check_namespace "$NAMESPACE"
@@ -193,12 +231,16 @@ SDK_PROPERTIES_INDENTED="    ${SDK_PROPERTIES//$'\n'/$'\n'    }"
 # The worker's tuning flags, as lines of the container's args (none when left default).
 WORKER_TUNING_ARGS=""
 add_arg() { WORKER_TUNING_ARGS+=$'\n'"            - \"$1\""$'\n'"            - \"$2\""; }
-[ "$CHANNELS" = 1 ] || add_arg --channels "$CHANNELS"
-[ -z "$MAX_INFLIGHT_BYTES" ] || add_arg --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
+if [ -n "$SCENARIO" ]; then
+    WORKER_TUNING_ARGS=$SCENARIO_ARGS # the stages and the rest, overrides applied
+else
+    [ "$CHANNELS" = 1 ] || add_arg --channels "$CHANNELS"
+    [ -z "$MAX_INFLIGHT_BYTES" ] || add_arg --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
+fi
 NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
     ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT
     SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
-    SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB)
+    SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB SCENARIO_DATA_LINE)
 manifests() {
     render "$TEMPLATES/configmap.yaml" "${NAMES[@]}"
     echo "---"

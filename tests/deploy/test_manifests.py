@@ -8,38 +8,18 @@ Kubernetes OpenAPI schemas it ships. Applying is tested with a stand-in ``kubect
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from run_job_support import BASH, REPO, REQUIRED, run_job
 
 yaml = pytest.importorskip("yaml")
 
-REPO = Path(__file__).resolve().parents[2]
-RUN_JOB = REPO / "deploy" / "run_job.sh"
-BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="needs bash")
-
-IMAGE = "registry.example/team/elastic-native:0.1.0"
-REQUIRED = ["--image", IMAGE, "--account", "ORG-ACCT", "--user", "INGEST", "--database", "DEMO"]
 #: Kubernetes 1.29 is the oldest release with backoffLimitPerIndex on by default.
 OLDEST_KUBERNETES = "1.29.0"
-
-
-def run_job(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
-    # No setting leaks in from the caller's environment or a developer's .env
-    # (tests/deploy/test_run_job_settings.py tests where settings come from).
-    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8"}
-    env["ENV_FILE"] = os.devnull
-    if path is not None:
-        env["PATH"] = path
-    return subprocess.run(
-        [BASH, str(RUN_JOB), *args], capture_output=True, text=True, env=env, timeout=60
-    )
 
 
 def render(workers: int, *extra: str, run_id: str = "ref-run-1") -> str:

@@ -1,0 +1,27 @@
+"""Running ``deploy/run_job.sh`` in tests with a clean environment (no setting leaks in
+from the caller's environment or a developer's .env: tests/deploy/test_run_job_settings.py
+tests where settings come from)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_JOB = REPO / "deploy" / "run_job.sh"
+BASH = shutil.which("bash")
+IMAGE = "registry.example/team/elastic-native:0.1.0"
+#: What every rendering needs besides the rate: the image and the account settings.
+REQUIRED = ["--image", IMAGE, "--account", "ORG-ACCT", "--user", "INGEST", "--database", "DEMO"]
+
+
+def run_job(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8"}
+    env["ENV_FILE"] = os.devnull
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run(
+        [str(BASH), str(RUN_JOB), *args], capture_output=True, text=True, env=env, timeout=60
+    )
