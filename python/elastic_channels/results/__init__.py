@@ -6,12 +6,19 @@
 machine, times and derived figures) and returns its path; ``document(result)`` is the
 same document without writing it; ``thresholds.check(thresholds, figures)`` returns the
 bounds that did not hold. docs/RESULTS.md describes the file.
+
+``record`` and ``document`` are imported on first use: they need the scenario package
+(its figure names), which ``runs`` and ``compare`` do not, nor their ``--help``.
 """
 
 from __future__ import annotations
 
-from .document import document, record
+from typing import TYPE_CHECKING, Any
+
 from .store import DEFAULT_HOME, FORMAT, ResultError, find, load, results_dir, scan, write
+
+if TYPE_CHECKING:
+    from .result_file import document, record
 
 __all__ = [
     "DEFAULT_HOME",
@@ -25,3 +32,11 @@ __all__ = [
     "scan",
     "write",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("document", "record"):
+        from . import result_file
+
+        return getattr(result_file, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

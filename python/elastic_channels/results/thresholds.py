@@ -21,15 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..scenario.figures import FIGURES
+
 __all__ = ["FIGURE_NAMES", "Failure", "Outcome", "ThresholdError", "check", "evaluate"]
 
-#: The figures a threshold may bound, as a result's ``figures`` names them (the spec of
-#: issue #24; the scenario's own list, once it ships, must name the same).
-FIGURE_NAMES = (
-    "mb_per_s", "rows_per_s", "ack_p50_ms", "ack_p99_ms", "behind_p99_ms", "visible_p99_ms",
-    "lost", "duplicates", "errors", "resent_batches", "sdk_retries", "cpu_s_per_gb",
-    "peak_rss_mib",
-)  # fmt: skip
+#: The figures a threshold may bound, as a result's ``figures`` names them: the
+#: scenario's one list.
+FIGURE_NAMES = FIGURES
 BOUNDS = ("max", "min")
 
 
