@@ -61,10 +61,14 @@ def _git_commit() -> str | None:
     here = Path(__file__).resolve().parent
     try:
         head = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            ["git", "-C", str(here), "rev-parse", "HEAD", "--show-toplevel"],
             capture_output=True, text=True, timeout=5, check=False,
         )  # fmt: skip
-        if head.returncode != 0:
+        lines = head.stdout.split()
+        # the checkout's own package, not an install inside some other repository
+        if head.returncode != 0 or len(lines) != 2:
+            return None
+        if Path(lines[1]).resolve() / "python" / "elastic_channels" / "results" != here:
             return None
         dirty = subprocess.run(
             ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
@@ -73,7 +77,7 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     changed = dirty.returncode == 0 and bool(dirty.stdout.strip())
-    return head.stdout.strip() + ("+dirty" if changed else "")
+    return lines[0] + ("+dirty" if changed else "")
 
 
 def _cpu_model() -> str | None:
