@@ -46,6 +46,15 @@ def test_a_figure_not_measured_fails_its_bound() -> None:
     assert f.as_dict()["measured"] is False
 
 
+def test_a_bound_of_none_is_not_set() -> None:
+    """As a scenario's Bound holds an unset bound (msgspec.to_builtins of it)."""
+    assert check({"mb_per_s": {"min": 8, "max": None}}, FIGURES) == []
+    (f,) = check({"mb_per_s": {"min": None, "max": 5}}, FIGURES)
+    assert (f.bound, f.limit) == ("max", 5)
+    with pytest.raises(ThresholdError, match=r"thresholds.lost: expected \{max: X\}"):
+        check({"lost": {"min": None, "max": None}}, FIGURES)
+
+
 def test_no_thresholds_no_failures() -> None:
     assert check(None, FIGURES) == [] and check({}, FIGURES) == []
 

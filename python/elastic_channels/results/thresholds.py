@@ -107,6 +107,8 @@ def parse(thresholds: Mapping[str, Any] | None) -> dict[str, dict[str, float]]:
             raise ThresholdError(
                 f"{where}: unknown figure {figure!r}; known: {', '.join(FIGURE_NAMES)}"
             )
+        if isinstance(bounds, Mapping):  # a bound of None is one not set (a Bound's default)
+            bounds = {k: v for k, v in bounds.items() if v is not None}
         if not isinstance(bounds, Mapping) or not bounds:
             raise ThresholdError(f"{where}: expected {{max: X}} and/or {{min: Y}}, got {bounds!r}")
         limits: dict[str, float] = {}
