@@ -15,8 +15,9 @@ hold in flight (never below the worker's default allowance), over the share of t
 the SDK throttles at. The sources disagree by a factor of four, so the plan prints
 every sizing, the conservative (most pods) and the optimistic (fewest) end, and the
 ``deploy/run_job.sh`` line for the conservative end (``--optimistic``: the other).
-``--figures FILE`` (a ``benches/bench_channels.py --out`` result, repeatable) replaces
-the local sources; the reference stays beside it.
+``--figures FILE`` (a ``benches/bench_channels.py --out`` result, or a find-max result:
+``find_max_figures.py``; repeatable) replaces the local sources; the reference stays
+beside it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..worker.settings import BY_NAME as SETTINGS_BY_NAME
+from .find_max_figures import figures_document, is_find_max, is_run_result
 from .nodes import DEFAULT_NODE, NODES, REFERENCE, NodeType, ceil_count, node_type, reference_at
 
 NOT_RECORDED = "not recorded"
@@ -183,6 +185,8 @@ def load_figures(path: Path, flag: str = "--figures") -> Figures:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"{where}: not JSON: {e}") from None
+    if is_find_max(data) or is_run_result(data):  # run --find-max's result
+        data = figures_document(data, where)
     return parse_figures(data, where)
 
 
@@ -514,8 +518,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    "the reference's)")
     p.add_argument("--figures", type=Path, action="append",
                    help="measured figures of a run, in place of the local ones (the "
-                   "reference's stay beside them); repeat it for several runs: "
-                   f"{FIGURES_HELP}")
+                   "reference's stay beside them); repeat it for several runs: a "
+                   "find-max result (run --find-max: the rate a worker held, its CPU-s/GB "
+                   f"and RSS), or a {FIGURES_HELP}")
     p.add_argument("--optimistic", action="store_true",
                    help="print the command for the optimistic end of the range (fewest "
                    "pods) instead of the conservative end (most pods)")

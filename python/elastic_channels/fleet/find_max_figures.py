@@ -1,0 +1,134 @@
+"""A find-max result as ``plan --figures``: the highest rate a worker held, with its
+CPU-seconds per GB and its RSS, as one figure source.
+
+Taken as given: the report itself (``"kind": "find-max"``, what
+``fleet.find_max.run_search`` returns), or a document holding it under ``find_max``:
+``run --json``'s output, or a run's result file (``results/``), which also says where
+the run was (machine, date, versions) when the report's own ``context`` does not.
+
+What plan reads of it: ``held_mbps`` is what one worker carried (plan's
+``per_vcpu_mbps``: the reference's pods and every shipped figure are one vCPU; the
+machine's line says what the workers ran on), over its channels (``per_channel_mbps``);
+``cpu_s_per_gb`` and ``rss_mib`` are the held step's, and plan needs both: a result
+without them is refused, naming them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .find_max_report import KIND
+
+__all__ = ["figures_document", "is_find_max", "is_run_result"]
+
+RUN_RESULT_KIND = "elastic-channels run result"
+
+
+def _report_in(data: Any) -> Mapping[str, Any] | None:
+    if not isinstance(data, Mapping):
+        return None
+    if data.get("kind") == KIND:
+        return data
+    for holder in (data, data.get("run")):
+        if isinstance(holder, Mapping):
+            inner = holder.get("find_max")
+            if isinstance(inner, Mapping) and inner.get("kind") == KIND:
+                return inner
+    return None
+
+
+def is_find_max(data: Any) -> bool:
+    """Whether ``data`` is a find-max report or holds one."""
+    return _report_in(data) is not None
+
+
+def is_run_result(data: Any) -> bool:
+    return isinstance(data, Mapping) and data.get("kind") == RUN_RESULT_KIND
+
+
+def _positive(where: str, key: str, value: Any, why: str) -> float:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and value > 0):
+        raise ValueError(f"{where}: {key} is {value!r}: {why}")
+    return float(value)
+
+
+def _machine_text(machine: Any) -> str | None:
+    if isinstance(machine, str):
+        return machine
+    if isinstance(machine, Mapping) and machine.get("arch"):
+        cpus = machine.get("cpu_count") or machine.get("cpus")
+        model = machine.get("cpu_model")
+        return ", ".join(str(x) for x in (machine["arch"], cpus and f"{cpus} CPUs", model) if x)
+    return None
+
+
+def _target_text(context: Mapping[str, Any]) -> str | None:
+    target = context.get("target")
+    if target == "account":
+        return "Snowflake (an account)"
+    if target == "emulator":
+        limit = context.get("channel_limit_mbps")
+        return "the emulator" + (
+            f", each channel limited to {limit:g} MB/s (429 over it)"
+            if isinstance(limit, int | float) else ""
+        )  # fmt: skip
+    return str(target) if isinstance(target, str) else None
+
+
+def _bound_text(report: Mapping[str, Any]) -> str:
+    stop = report.get("stopped_by")
+    ended = report.get("ended")
+    if isinstance(stop, Mapping):
+        return f"the search's bound {stop.get('bound')}: {ended}"
+    return str(ended) if isinstance(ended, str) else "not recorded"
+
+
+def figures_document(data: Any, where: str) -> dict[str, Any]:
+    """The figures object ``plan.parse_figures`` takes, from a find-max result;
+    ValueError naming ``where`` and what is missing."""
+    report = _report_in(data)
+    if report is None:
+        raise ValueError(f"{where}: no find-max result in it (a 'kind': '{KIND}' object, "
+                         "or one under 'find_max')")  # fmt: skip
+    held = report.get("held_mbps")
+    if held is None:
+        raise ValueError(f"{where}: the search held no step ({report.get('ended')}): no "
+                         "rate to plan from")  # fmt: skip
+    held = _positive(where, "held_mbps", held, "expected the MB/s a worker held, > 0")
+    needs = "plan needs it (the held step's windows carried no CPU or RSS figures)"
+    cpu = _positive(where, "cpu_s_per_gb", report.get("cpu_s_per_gb"), needs)
+    rss = _positive(where, "rss_mib", report.get("rss_mib"), needs)
+    given = report.get("context")
+    context: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    holder = data if is_run_result(data) else {}
+    channels = context.get("channels", 1)
+    if not (isinstance(channels, int) and not isinstance(channels, bool) and channels > 0):
+        raise ValueError(f"{where}: context.channels is {channels!r}: expected a whole "
+                         "number > 0 (channels a worker)")  # fmt: skip
+    date = context.get("date") or str(holder.get("started_at_utc") or "")[:10] or None
+    origin = {
+        "bench": "elastic-channels run --find-max",
+        "date": date,
+        "machine": _machine_text(context.get("machine") or holder.get("machine")),
+        "target": _target_text(context),
+        "answer_delay": context.get("answer_delay"),
+        "sdk_mode": context.get("sdk_mode"),
+        "bound": _bound_text(report),
+        "command": context.get("command"),
+    }
+    origin = {k: v for k, v in origin.items() if isinstance(v, str) and v}
+    origin["snowflake"] = context.get("target") == "account"
+    workers = report.get("workers")
+    return {
+        "label": f"find-max {date}" if date else "find-max",
+        "source": f"{where}: the highest rate held for a full step"
+        + (f" by each of {workers} workers" if isinstance(workers, int) else ""),
+        "per_vcpu_mbps": held,
+        "per_channel_mbps": held / channels,
+        "cpu_s_per_gb": cpu,
+        "rss_mib_per_pod": rss,
+        "origin": origin,
+    }
