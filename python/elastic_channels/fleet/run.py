@@ -1,4 +1,11 @@
-"""``elastic-channels run``: N local worker processes, watched, and what landed checked.
+"""``elastic-channels run [SCENARIO]``: N local worker processes, watched, and what
+landed checked.
+
+A run follows a scenario (``elastic_channels.scenario``): a YAML file, or the name of a
+shipped one, with flags overriding single keys; with none, the flags are the scenario.
+Each worker is handed the scenario's settings as flags (``--stages`` in bytes/s,
+``--warmup-seconds``, ``--scenario-name``/``--scenario-hash``, ...) and all follow the
+same wall-clock schedule from one agreed start.
 
 With no Snowflake configuration (no --profile, no SNOWFLAKE_ACCOUNT) the embedded
 emulator is started in this process and the workers ingest into it; afterwards every
@@ -17,34 +24,57 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..account import account_settings
 from ..log import configure_logging
-from ..model import METRICS_TABLE_NAME
-from ..setting import SettingError
+from ..measures import MB
+from ..scenario import Scenario, resolved, run_seconds, scenario_hash, to_yaml, worker_flags
+from ..scenario.run_args import add_arguments, constant_bps, describe, run_scenario
 from ..worker.config import default_run_id
-from ..worker.settings import BY_NAME, add_settings, flag_args, resolve
+from ..worker.settings import add_settings, resolve
 from . import local, report
-from .verify import describe, rows_of_run, verify_landed
+from .run_output import finish_monitor, print_tables, say_last_words, start_monitor, write_chart
+from .run_target import TargetError, open_target
+from .run_target import account_problem as _account_problem  # noqa: F401 (tests)
+from .verify import verify_landed
 
 DEFAULT_HOME = Path(".elastic-channels")
-#: The worker settings ``run`` takes itself and hands on to every worker.
+#: The worker settings ``run`` takes: a scenario's keys (scenario/run_args.py adds their
+#: flags), and the account's and the run id, which it hands on to every worker.
 SHARED_SETTINGS = (
-    "run_id", "target_bps", "duration_seconds", "batch_bytes", "window_seconds", "channels",
-    "profile", "database", "schema", "pipe",
+    "run_id", "target_bps", "duration_seconds", "warmup_seconds", "batch_bytes",
+    "max_inflight_bytes", "window_seconds", "channels", "profile", "database", "schema", "pipe",
 )  # fmt: skip
+#: The account's settings and the run id: passed on to every worker as they resolve.
+ACCOUNT_SETTINGS = ("run_id", "profile", "database", "schema", "pipe")
 
 DESCRIPTION = (
-    "Run N worker processes, each one SDK client + one elastic channel, at a target rate "
-    "for a fixed time. Prints fleet-wide MB/s, rows/s and ack latency per window, then a "
-    "summary table; against the embedded emulator (the default when no account is "
-    "configured) it also counts rows landed, duplicates and lost, and the "
-    "ingest-to-visible latency."
+    "Run a scenario: N worker processes, each one SDK client + one elastic channel, "
+    "following the scenario's load shape (stages of constant rates and ramps, after a "
+    "warmup) on one wall-clock schedule. SCENARIO is a YAML file (docs/SCENARIOS.md) or "
+    "the name of a shipped one; the flags below override single keys of it. Without a "
+    "SCENARIO the flags are the scenario (named 'flags': one constant --target-bps for "
+    "--duration-seconds); --print-scenario shows the file a command line comes to. "
+    "Prints fleet-wide MB/s, rows/s and ack latency per window, then a summary table; "
+    "against the embedded emulator (the default when no account is configured) it also "
+    "counts rows landed, duplicates and lost, and the ingest-to-visible latency."
+)
+EPILOG = (
+    "examples:\n"
+    "  elastic-channels run step                          # scenarios/step.yaml, shipped\n"
+    "  elastic-channels run scenarios/spike.yaml --workers 4\n"
+    "  elastic-channels run reference --target-bps 20e6 --warmup-seconds 0\n"
+    "  elastic-channels run --workers 2 --target-bps 20e6 --duration-seconds 30\n"
+    "  elastic-channels run --target-bps 5e6 --print-scenario > mine.yaml\n"
+    "\n"
+    "with a SCENARIO, a flag replaces its key: --target-bps makes the stages one constant\n"
+    "stage as long as they were; --duration-seconds sets the length of a scenario of one\n"
+    "stage (an error with more); --profile makes the target an account. The environment\n"
+    "(TARGET_BPS and the like) fills in only the flags-only form."
 )
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
-    add_settings(p, SHARED_SETTINGS)
+    add_arguments(p)  # SCENARIO, --print-scenario and the flags of a scenario's keys
+    add_settings(p, ACCOUNT_SETTINGS)
     local_args = p.add_argument_group("this command")
     local_args.add_argument(
         "--data-dir",
@@ -53,15 +83,6 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="the embedded emulator's data, kept so the table can be queried afterwards "
         f"(default: {DEFAULT_HOME / 'emulator'}, or {DEFAULT_HOME / 'emulator-iceberg'} with "
         "--table-format iceberg)",
-    )
-    local_args.add_argument(
-        "--table-format",
-        choices=("native", "iceberg"),
-        default="native",
-        help="what the embedded emulator lands into: a native (DuckDB) table, or an Apache "
-        "Iceberg table (Parquet + Iceberg metadata in DATA_DIR/iceberg, one commit per "
-        "landed flush; needs the iceberg extra). Against Snowflake the table is what setup "
-        "made (setup --table-format)",
     )
     local_args.add_argument(
         "--chart",
@@ -103,13 +124,22 @@ def _values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _problem(args: argparse.Namespace, v: dict[str, Any]) -> str | None:
-    if args.workers < 1:
+    """A flag with a value no scenario takes, named as given (the scenario's own checks
+    name the key for the rest)."""
+    if args.workers is not None and args.workers < 1:
         return f"--workers must be >= 1, got {args.workers}"
-    if not v["target_bps"] > 0:
-        return f"--target-bps must be > 0, got {v['target_bps']}"
-    if not v["duration_seconds"] > 0:
-        return f"--duration-seconds must be > 0, got {v['duration_seconds']}"
+    given = args if args.scenario else argparse.Namespace(**v)  # flags form: env too
+    if given.target_bps is not None and not given.target_bps > 0:
+        return f"--target-bps must be > 0, got {given.target_bps}"
+    if given.duration_seconds is not None and not given.duration_seconds > 0:
+        return f"--duration-seconds must be > 0, got {given.duration_seconds}"
     return None
+
+
+def _fail(message: str) -> int:
+    for line in message.splitlines():
+        print(f"elastic-channels run: error: {line}", file=sys.stderr)
+    return 2
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -117,67 +147,51 @@ def cmd_run(args: argparse.Namespace) -> int:
         # Warnings only by default: the in-process emulator and monitor log at INFO.
         configure_logging(os.environ.get("LOG_LEVEL", "WARNING"))
         v = _values(args)
-    except ValueError as e:
-        print(f"elastic-channels run: error: {e}", file=sys.stderr)
-        return 2
-    error = _problem(args, v)
-    if error:
-        print(f"elastic-channels run: error: {error}", file=sys.stderr)
-        return 2
+        error = _problem(args, v)
+        if error:
+            return _fail(error)
+        scenario, scenario_file = run_scenario(args, v, os.environ)
+    except ValueError as e:  # ScenarioError: one line per problem, each naming its key
+        return _fail(str(e))
+    if args.print_scenario:
+        print(to_yaml(scenario), end="")
+        return 0
+    return _run(args, v, scenario, scenario_file)
+
+
+def _run(
+    args: argparse.Namespace, v: dict[str, Any], s: Scenario, scenario_file: str | None
+) -> int:
     run_id = v["run_id"]
     if args.data_dir is None:
-        suffix = "-iceberg" if args.table_format == "iceberg" else ""
+        suffix = "-iceberg" if s.destination.table_format == "iceberg" else ""
         args.data_dir = DEFAULT_HOME / f"emulator{suffix}"
-    real = bool(v["profile"] or os.environ.get("SNOWFLAKE_ACCOUNT", "").strip())
-    emu = None
-    if real:
-        error = _account_problem(v)
-        if error:  # once, here: no worker is started to find it
-            print(f"elastic-channels run: error: {error}", file=sys.stderr)
-            return 2
-        common = flag_args(v)
-        target = "Snowflake"
-    else:
-        from ..emulator import Emulator, EmulatorConfig
-        from ..emulator.storage.store import StoreError
-
-        try:
-            config = EmulatorConfig(
-                data_dir=args.data_dir, append_buffer_ms=100, table_format=args.table_format
-            )
-            emu = Emulator(config).start()
-        except (ValueError, OSError, StoreError) as e:
-            print(f"elastic-channels run: error: the emulator did not start: {e}", file=sys.stderr)
-            return 2
-        taken = _run_id_taken(emu, run_id, args.data_dir)
-        if taken:
-            emu.stop()
-            print(f"elastic-channels run: error: {taken}", file=sys.stderr)
-            return 2
-        info_file = args.data_dir / "info.json"
-        write_info(info_file, emu.info())
-        common = flag_args({**v, "profile": str(info_file)})
-        kind = "an Iceberg table" if args.table_format == "iceberg" else "a native table"
-        target = f"the embedded emulator at {emu.url} ({kind}, data in {args.data_dir})"
-    common += args.worker_arg
+    try:
+        target = open_target(s, {name: v[name] for name in ACCOUNT_SETTINGS}, args.data_dir)
+    except TargetError as e:
+        return _fail(str(e))
+    emu = target.emulator
+    common = target.worker_args + worker_flags(s) + args.worker_arg
+    digest = scenario_hash(s)
     print(
-        f"run {run_id}: {args.workers} worker(s) x {v['target_bps'] / 1e6:g} MB/s for "
-        f"{v['duration_seconds']:g} s into {target}",
+        f"run {run_id}: scenario {s.name} ({digest}): {s.workers} worker(s) x {describe(s)} "
+        f"into {target.text}",
         file=sys.stderr,
         flush=True,
     )
     mon = None
     if not args.no_monitor:
-        mon = _start_monitor(run_id, args.workers, emu, v["profile"], not args.no_visible)
+        mon = start_monitor(run_id, s.workers, emu, target.profile, not args.no_visible)
     metrics: list[dict[str, Any]] | None = None
+    started_at = time.time()
     try:
         # One start for all: each worker opens its client and channel, then waits for it,
-        # so they send together and the run's rate is theirs added up. A worker whose
-        # channel opens later starts at once.
-        start_at = start_time(time.time() + start_allowance(args.workers), window_s(v))
+        # so they send together and follow one schedule: the run's rate is theirs added
+        # up. A worker whose channel opens later joins the schedule where it stands.
+        start_at = start_time(time.time() + start_allowance(s.workers), s.window_seconds)
         common_start = [*common, "--start-at", f"{start_at:.3f}"]
-        workers = local.start_workers(args.workers, common_start, dict(os.environ))
-        deadline = time.monotonic() + v["duration_seconds"] + 300
+        workers = local.start_workers(s.workers, common_start, dict(os.environ))
+        deadline = time.monotonic() + start_allowance(s.workers) + run_seconds(s) + 300
         fleet = local.watch(
             workers,
             sys.stderr,
@@ -191,42 +205,29 @@ def cmd_run(args: argparse.Namespace) -> int:
              "started_at": wp.started_at, "exited_at": wp.exited_at}
             for wp in workers if wp.summary is None
         ]  # fmt: skip
-        for wp in workers:
-            if wp.summary is None:  # what it said last that was not routine
-                said = [x for x in wp.stderr_tail if " INFO " not in x] or ["(nothing)"]
-                print(
-                    f"worker {wp.worker_id} {wp.exit_text()} without a summary; its last "
-                    "words:\n  " + "\n  ".join(said[-10:]),
-                    file=sys.stderr,
-                )
+        say_last_words(workers)
         totals = report.fleet_totals(summaries)
-        pacing = _pacing(v, args.worker_arg)
+        pacing = _pacing(s, args.worker_arg)
         landed = None if emu is None else verify_landed(emu, run_id, summaries, killed, pacing)
         if mon is not None:
-            metrics = _finish_monitor(mon)
+            metrics = finish_monitor(mon)
     finally:
-        if emu is not None:
-            emu.stop()
+        target.stop()
     out = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON alone
-    if metrics:
-        print(f"fleet windows, as {METRICS_TABLE_NAME} holds them:", file=out)
-        print(report.windows_table(metrics, totals) + "\n", file=out)
-    print(report.summary_table(summaries, totals), file=out)
-    if landed is not None:
-        print("\n" + describe(landed), file=out)
-        print(
-            f"query it: elastic-channels emulator query --data-dir {args.data_dir} "
-            f"\"SELECT * FROM {METRICS_TABLE_NAME} WHERE RUN_ID = '{run_id}' "
-            'ORDER BY WINDOW_START"',
-            file=out,
-        )
+    print_tables(out, run_id, metrics, summaries, totals, landed, args.data_dir)
     chart = args.chart or DEFAULT_HOME / f"{run_id}.png"
-    print(_write_chart(chart, fleet, run_id, totals), file=sys.stderr)
+    print(write_chart(chart, fleet, run_id, totals), file=sys.stderr)
     failed = [wp.worker_id for wp in workers if wp.proc.returncode != 0]
+    scenario_block: dict[str, Any] = {"name": s.name, "hash": digest, "file": scenario_file}
+    scenario_block["resolved"] = resolved(s)
     result: dict[str, Any] = {
         "run_id": run_id,
-        "workers": args.workers,
-        "target_bps": v["target_bps"],
+        "workers": s.workers,
+        # the one rate of a constant scenario, per worker; else the windows carry theirs
+        "target_bps": constant_bps(s),
+        "scenario": scenario_block,
+        "started_at": round(started_at, 3),
+        "ended_at": round(time.time(), 3),
         "totals": totals,
         "landed": landed,
         "windows": fleet,
@@ -237,21 +238,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     if args.json:
         print(json.dumps(result))
-    ok = not failed and len(summaries) == args.workers and (landed is None or landed["lost"] == 0)
+    ok = not failed and len(summaries) == s.workers and (landed is None or landed["lost"] == 0)
     ice = (landed or {}).get("iceberg")
     if ice and ice["run_rows_read_by_pyiceberg"] != landed["rows_landed"]:  # type: ignore[index]
         print("the Iceberg table read by pyiceberg disagrees with the SQL count", file=sys.stderr)
         ok = False
-    under = [s["worker_id"] for s in summaries if s.get("under_target")]
+    under = [x["worker_id"] for x in summaries if x.get("under_target")]
     if under:
         print(
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
     return 0 if ok else 1
-
-
-def window_s(v: dict[str, Any]) -> float:
-    return float(v.get("window_seconds") or BY_NAME["window_seconds"].default)
 
 
 def start_time(earliest: float, window_seconds: float) -> float:
@@ -267,77 +264,10 @@ def start_allowance(workers: int) -> float:
     return min(30.0, 3.0 + 0.5 * workers)
 
 
-def _account_problem(v: dict[str, Any]) -> str | None:
-    """What keeps the account settings from starting a worker (the first missing or bad
-    one, named), checked as every worker and the monitor will resolve them; or None."""
-    flags = {name: v[name] for name in ("profile", "database", "schema", "pipe")}
-    try:
-        account_settings(flags).check("account", "user", "private_key", "database")
-    except SettingError as e:
-        return str(e)
-    return None
-
-
-def _run_id_taken(emu: Any, run_id: str, data_dir: Path) -> str | None:
-    """Why ``run_id`` cannot be used in this emulator (its tables hold rows of it), or
-    None: a second run with an id would count the first one's rows as its own."""
-    held = rows_of_run(emu, run_id)
-    if not held:
-        return None
-    rows = " and ".join(f"{n:,} row(s) in {table}" for table, n in held.items())
-    return (
-        f"--run-id {run_id!r} is taken: the emulator's data in {data_dir} holds {rows} of "
-        "it, which this run would count as its own (as duplicates); pick another --run-id "
-        "(or leave it out for a fresh one), or use another --data-dir"
-    )
-
-
-def _pacing(v: dict[str, Any], worker_args: list[str]) -> dict[str, Any] | None:
-    """What paces every worker (a killed one's loss is bounded by it), or None when a
-    ``--worker-arg`` may have changed it."""
-    changed = ("--target-bps", "--batch-bytes", "--channels")
+def _pacing(s: Scenario, worker_args: list[str]) -> dict[str, Any] | None:
+    """What paces every worker (a killed one's loss is bounded by it: the scenario's
+    highest rate), or None when a ``--worker-arg`` may have changed it."""
+    changed = ("--target-bps", "--batch-bytes", "--channels", "--stages", "--warmup-seconds")
     if any(a.split("=")[0] in changed for a in worker_args):
         return None
-    channels = resolve("channels", None, os.environ)
-    return {"target_bps": v["target_bps"], "batch_bytes": v["batch_bytes"], "channels": channels}
-
-
-def _start_monitor(run_id: str, workers: int, emu: Any, profile: str | None, visible: bool) -> Any:
-    """A monitor in this process writing the run's windows to the metrics table of the
-    target (the emulator's database, or the account's), or None with a note why not."""
-    try:
-        from ..monitor.in_run import RunMonitor
-
-        return RunMonitor(run_id, workers, emulator=emu, profile=profile, visible=visible)
-    except Exception as e:  # no SQL access to the account, a missing extra: run without
-        print(f"monitor off: {e} (the run goes on; see --no-monitor)", file=sys.stderr)
-        return None
-
-
-def _finish_monitor(mon: Any) -> list[dict[str, Any]] | None:
-    try:
-        return list(mon.finish(visible_wait_s=60))
-    except Exception as e:
-        print(f"monitor: could not finish: {e}", file=sys.stderr)
-        return None
-
-
-def _write_chart(
-    path: Path, fleet: list[dict[str, Any]], run_id: str, totals: dict[str, Any]
-) -> str:
-    try:
-        from .chart import write_chart
-    except ImportError as e:
-        return f"no chart: {e} (pip install '.[chart]' in a checkout)"
-    if not fleet:
-        return "no chart: no complete window was reported"
-    write_chart(path, fleet, run_id, totals)
-    return f"chart: {path}"
-
-
-def write_info(path: Path, info: dict[str, Any]) -> None:
-    """The emulator's connection info for the workers, readable by this user only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(info, f)
+    return {"target_bps": s.peak_mbps * MB, "batch_bytes": s.batch_bytes, "channels": s.channels}

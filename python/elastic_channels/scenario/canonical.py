@@ -3,9 +3,10 @@
 The resolved form spells out every key, defaults included, so two files that say the
 same run the same way (one leaving ``workers`` out, one writing ``workers: 1``) hash the
 same; a constant stage holds only ``seconds`` and ``mbps``, a ramp ``seconds``,
-``from_mbps`` and ``to_mbps``. The hash is the first 12 hex digits of the SHA-256 of the
-resolved form's JSON (keys sorted, no spaces), less ``description``: rewording what a
-scenario is for does not change what it runs.
+``from_mbps`` and ``to_mbps``, a threshold only the bounds it sets (``max``, ``min``).
+The hash is the first 12 hex digits of the SHA-256 of the resolved form's JSON (keys
+sorted, no spaces), less ``description``: rewording what a scenario is for does not
+change what it runs.
 """
 
 from __future__ import annotations
@@ -28,8 +29,13 @@ HASH_LENGTH = 12
 def resolved(s: Scenario) -> dict[str, Any]:
     """Every key with its value, as plain data (the result file's ``resolved``)."""
     out: dict[str, Any] = msgspec.to_builtins(s)
-    out["stages"] = [{k: v for k, v in st.items() if v is not None} for st in out["stages"]]
+    out["stages"] = [_set(stage) for stage in out["stages"]]
+    out["thresholds"] = {figure: _set(bound) for figure, bound in out["thresholds"].items()}
     return out
+
+
+def _set(keys: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in keys.items() if v is not None}
 
 
 def canonical_json(s: Scenario) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..measures import MB
+from ..worker.settings import BY_NAME
 from .canonical import resolved, scenario_hash
 from .errors import Problem, ScenarioError
 from .loader import from_data
@@ -56,7 +57,7 @@ def from_flags(values: Mapping[str, Any]) -> Scenario:
         "destination": {k: given[k] for k in ("target", "table_format", "profile") if k in given},
     }
     data.update({k: given[k] for k in (*_PLAIN, "sdk_properties") if k in given})
-    return from_data(data, COMMAND_LINE)
+    return _checked(data, given, with_env=True)
 
 
 def with_overrides(s: Scenario, values: Mapping[str, Any]) -> Scenario:
@@ -88,7 +89,31 @@ def with_overrides(s: Scenario, values: Mapping[str, Any]) -> Scenario:
     if "profile" in given:
         data["destination"].update(target="account", profile=given["profile"])
     data["sdk_properties"] = {**data["sdk_properties"], **given.get("sdk_properties", {})}
-    return from_data(data, COMMAND_LINE)
+    return _checked(data, given, with_env=False)
+
+
+def _checked(data: dict[str, Any], given: Mapping[str, Any], with_env: bool) -> Scenario:
+    """``data`` as a scenario; a problem with a key a flag gave names the flag (and its
+    environment variable, ``with_env``: the flags-only form reads them too)."""
+    try:
+        return from_data(data, COMMAND_LINE)
+    except ScenarioError as e:
+        problems = [_named(p, given, with_env) for p in e.problems]
+        raise ScenarioError(COMMAND_LINE, problems) from None
+
+
+def _named(p: Problem, given: Mapping[str, Any], with_env: bool) -> Problem:
+    key = p.path[0] if p.path else None
+    if key == "destination" and p.path[1:2] == ("table_format",):
+        key = "table_format"
+    elif key == "stages":
+        key = "target_bps" if "target_bps" in given else None
+    if key not in given:
+        return p
+    setting = BY_NAME.get(str(key))
+    flag = "--" + str(key).replace("_", "-")
+    name = setting.where if setting is not None and with_env else flag
+    return Problem((), f"{name}: {p.message}", p.line)
 
 
 def stages_bps(s: Scenario) -> list[dict[str, float]]:

@@ -1,0 +1,86 @@
+"""What ``run`` says while and after it runs: the in-process monitor that writes the
+metrics table, the tables printed at the end, the chart, and the last words of a worker
+that ended without a summary."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..model import METRICS_TABLE_NAME
+from . import local, report
+from .verify import describe
+
+__all__ = ["finish_monitor", "print_tables", "say_last_words", "start_monitor", "write_chart"]
+
+
+def say_last_words(workers: list[local.WorkerProc]) -> None:
+    """For each worker that ended without a summary, what it said last that was not
+    routine."""
+    for wp in workers:
+        if wp.summary is None:
+            said = [x for x in wp.stderr_tail if " INFO " not in x] or ["(nothing)"]
+            print(
+                f"worker {wp.worker_id} {wp.exit_text()} without a summary; its last "
+                "words:\n  " + "\n  ".join(said[-10:]),
+                file=sys.stderr,
+            )
+
+
+def print_tables(
+    out: TextIO,
+    run_id: str,
+    metrics: list[dict[str, Any]] | None,
+    summaries: list[dict[str, Any]],
+    totals: dict[str, Any],
+    landed: dict[str, Any] | None,
+    data_dir: Path,
+) -> None:
+    """The fleet windows as the metrics table holds them, the workers' summaries, and
+    what landed (and how to query it)."""
+    if metrics:
+        print(f"fleet windows, as {METRICS_TABLE_NAME} holds them:", file=out)
+        print(report.windows_table(metrics, totals) + "\n", file=out)
+    print(report.summary_table(summaries, totals), file=out)
+    if landed is not None:
+        print("\n" + describe(landed), file=out)
+        print(
+            f"query it: elastic-channels emulator query --data-dir {data_dir} "
+            f"\"SELECT * FROM {METRICS_TABLE_NAME} WHERE RUN_ID = '{run_id}' "
+            'ORDER BY WINDOW_START"',
+            file=out,
+        )
+
+
+def start_monitor(run_id: str, workers: int, emu: Any, profile: str | None, visible: bool) -> Any:
+    """A monitor in this process writing the run's windows to the metrics table of the
+    target (the emulator's database, or the account's), or None with a note why not."""
+    try:
+        from ..monitor.in_run import RunMonitor
+
+        return RunMonitor(run_id, workers, emulator=emu, profile=profile, visible=visible)
+    except Exception as e:  # no SQL access to the account, a missing extra: run without
+        print(f"monitor off: {e} (the run goes on; see --no-monitor)", file=sys.stderr)
+        return None
+
+
+def finish_monitor(mon: Any) -> list[dict[str, Any]] | None:
+    try:
+        return list(mon.finish(visible_wait_s=60))
+    except Exception as e:
+        print(f"monitor: could not finish: {e}", file=sys.stderr)
+        return None
+
+
+def write_chart(
+    path: Path, fleet: list[dict[str, Any]], run_id: str, totals: dict[str, Any]
+) -> str:
+    try:
+        from .chart import write_chart
+    except ImportError as e:
+        return f"no chart: {e} (pip install '.[chart]' in a checkout)"
+    if not fleet:
+        return "no chart: no complete window was reported"
+    write_chart(path, fleet, run_id, totals)
+    return f"chart: {path}"
