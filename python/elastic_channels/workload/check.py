@@ -157,16 +157,27 @@ class _Checker:
             raise WorkloadError(f"must be at most max ({r.min} > {r.max})", path=(*path, "min"))
 
     def text(self, x: Text, t: SnowflakeType | None, path: Path) -> None:
-        check_text(x.alphabet, (*path, "alphabet"))
         check_text(x.prefix, (*path, "prefix"))
-        if not x.alphabet:
-            raise WorkloadError("needs at least one character", path=(*path, "alphabet"))
+        if x.alphabet is not None and x.words is not None:
+            raise WorkloadError("give alphabet or words, not both", path=(*path, "words"))
+        if x.alphabet is not None:
+            check_text(x.alphabet, (*path, "alphabet"))
+            if not x.alphabet:
+                raise WorkloadError("needs at least one character", path=(*path, "alphabet"))
+        if x.words is not None:
+            if not x.words:
+                raise WorkloadError("needs at least one word", path=(*path, "words"))
+            for i, word in enumerate(x.words):
+                check_text(word, (*path, "words", i))
         if not 0 <= x.min_length <= x.max_length:
             raise WorkloadError(
                 f"need 0 <= min_length <= max_length, got {x.min_length} and {x.max_length}",
                 path=(*path, "min_length"),
             )
-        if t is not None and t.length is not None and len(x.prefix) + x.max_length > t.length:
+        longest = len(x.prefix) + x.max_length
+        if x.words is not None:
+            longest = len(x.prefix) + x.max_length * (1 + max(map(len, x.words))) - 1
+        if t is not None and t.length is not None and longest > t.length:
             raise WorkloadError(
                 f"prefix + max_length is longer than {t}", path=(*path, "max_length")
             )

@@ -92,13 +92,19 @@ class Range(_Strict, frozen=True, kw_only=True):
     scale: int | None = None
 
 
+#: The characters of ``text`` when neither ``alphabet`` nor ``words`` is given.
+DEFAULT_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
 class Text(_Strict, frozen=True, kw_only=True):
-    """Random strings: ``prefix`` then ``min_length`` to ``max_length`` characters
-    drawn from ``alphabet``."""
+    """Random strings: ``prefix`` then ``min_length`` to ``max_length`` characters drawn
+    from ``alphabet``, or (with ``words``) that many words drawn from ``words``, joined
+    by spaces."""
 
     min_length: int
     max_length: int
-    alphabet: str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    alphabet: str | None = None
+    words: list[str] | None = None
     prefix: str = ""
 
 

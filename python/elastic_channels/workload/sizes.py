@@ -15,7 +15,7 @@ import msgspec
 
 from .builtin import builtin_table
 from .errors import Path, WorkloadError
-from .model import ArrayTemplate, Builtin, Choice, Range, Text
+from .model import DEFAULT_ALPHABET, ArrayTemplate, Builtin, Choice, Range, Text
 from .types import DATE, FLOAT, NUMBER, SnowflakeType
 from .values import FLOAT_DIGITS, _date, coerce, number_value, to_decimal
 
@@ -84,7 +84,10 @@ def max_len(f: Field, t: SnowflakeType | None) -> int:
     if source == "text":
         assert isinstance(f.text, Text)
         x = f.text
-        widest = max(_rendered(ch) - 2 for ch in x.alphabet)
+        if x.words is not None:
+            widest = max(_rendered(word) - 1 for word in x.words)  # a space for a quote
+        else:
+            widest = max(_rendered(ch) - 2 for ch in x.alphabet or DEFAULT_ALPHABET)
         return _rendered(x.prefix) + x.max_length * widest
     if source == "object":
         assert isinstance(f.object, dict)

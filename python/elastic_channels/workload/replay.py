@@ -1,0 +1,191 @@
+"""A resolved workload: the replay table the native generator takes, and the values the
+msgspec generator builds its rows from.
+
+A row is the *template*'s tokens in order:
+
+- ``("text", b"...")``: bytes written as they are;
+- ``("slot", b"")``: the next table column's piece for the row's entry (the k-th slot
+  token is column k of ``ids``);
+- ``("seq", b"")``: the row's sequence number, in decimal;
+- ``("run_id", b"")``: the run id, JSON-escaped, without quotes;
+- ``("worker_id", b"")``: the worker id, in decimal;
+- ``("send_time", b"tz" | b"ntz" | b"date")``: the batch's send time, quoted, as msgspec
+  writes a UTC datetime (``tz``), a naive one (``ntz``) or a date.
+
+The last token is text ending in the row's newline, and no other byte of the row is one.
+A piece is a column's value rendered by msgspec, with the keys and punctuation around it
+that do not depend on the row's inputs folded in (``,"DEVICE_ID":"dev-0012"``), so the
+native side only copies bytes: it never renders a number and holds no business logic.
+"""
+
+from __future__ import annotations
+
+import array
+import datetime as dt
+from typing import Any
+
+import msgspec
+
+from .builtin import builtin_table
+from .check import entries_of
+from .model import Builtin, CheckedWorkload
+from .resolve import default_stride, resolve_columns
+from .types import DATE, TIMESTAMP_NTZ, VARCHAR
+
+TEXT, SLOT, SEQ, RUN_ID, WORKER_ID, SEND_TIME = (
+    "text",
+    "slot",
+    "seq",
+    "run_id",
+    "worker_id",
+    "send_time",
+)
+#: How a send-time column of each type is written: ``tz`` for TIMESTAMP_TZ and VARCHAR.
+SEND_TIME_FORMS = {TIMESTAMP_NTZ: b"ntz", DATE: b"date"}
+
+Token = tuple[str, bytes]
+_encode = msgspec.json.encode
+
+
+class ReplayTable(msgspec.Struct, frozen=True):
+    """What ``elastic_native.WorkloadTable`` takes: ``entries`` resolved entries, each
+    ``slots`` piece ids (``ids``: native-endian unsigned 32-bit, entry after entry) into
+    ``pieces``, and the row ``template``. Row ``seq`` of worker ``w`` replays entry
+    ``(w * stride + seq) % entries``."""
+
+    entries: int
+    stride: int
+    pieces: list[bytes]
+    ids: bytes
+    template: list[Token]
+
+    @property
+    def slots(self) -> int:
+        return sum(1 for kind, _ in self.template if kind == SLOT)
+
+    def entry_ids(self, i: int) -> list[int]:
+        """The piece ids of entry ``i``."""
+        ids = array.array("I")
+        ids.frombytes(self.ids)
+        return list(ids[i * self.slots : (i + 1) * self.slots])
+
+
+class ResolvedWorkload(msgspec.Struct, frozen=True):
+    """A workload resolved: the native side's ``table``; per entry the table columns'
+    values (``entry_values``, slot order) and the rendered length of its pieces
+    (``entry_lengths`` as prefix sums) for the msgspec side; and for each column how its
+    value is made (``parts``: ``("entry", k)``, ``("constant", value)``,
+    ``("unique_id", None)``, ``("run_id", None)``, ``("worker_id", quoted)``,
+    ``("send_time", form)``)."""
+
+    workload: CheckedWorkload
+    table: ReplayTable
+    entry_values: list[tuple[Any, ...]]
+    entry_lengths: list[int]
+    parts: list[tuple[str, Any]]
+
+
+def _column_tokens(kind: str, sql_kind: str) -> tuple[list[Token], tuple[str, Any]]:
+    """The tokens of a dynamic column's value, and its part."""
+    if kind == "unique_id":
+        tokens = [(TEXT, b'"'), (RUN_ID, b""), (TEXT, b"-"), (WORKER_ID, b"")]
+        return [*tokens, (TEXT, b"-"), (SEQ, b""), (TEXT, b'"')], ("unique_id", None)
+    if kind == "run_id":
+        return [(TEXT, b'"'), (RUN_ID, b""), (TEXT, b'"')], ("run_id", None)
+    if kind == "worker_id":
+        if sql_kind == VARCHAR:
+            return [(TEXT, b'"'), (WORKER_ID, b""), (TEXT, b'"')], ("worker_id", True)
+        return [(WORKER_ID, b"")], ("worker_id", False)
+    form = SEND_TIME_FORMS.get(sql_kind, b"tz")
+    return [(SEND_TIME, form)], ("send_time", form.decode())
+
+
+def _fold(tokens: list[Token], slots: int) -> tuple[list[Token], list[bytes], list[bytes]]:
+    """Folds text into the slots beside it: text before a slot becomes its prefix, text
+    between a slot and a dynamic token its suffix; the rest stays text. Returns the
+    template and each slot's prefix and suffix."""
+    out: list[Token] = []
+    prefix, suffix = [b""] * slots, [b""] * slots
+    pending, k = b"", 0
+    for kind, payload in tokens:
+        if kind == TEXT:
+            pending += payload
+        elif kind == SLOT:
+            prefix[k], pending, k = pending, b"", k + 1
+            out.append((SLOT, b""))
+        else:
+            if pending and out and out[-1][0] == SLOT:
+                suffix[k - 1] += pending
+            elif pending:
+                out.append((TEXT, pending))
+            pending = b""
+            out.append((kind, payload))
+    out.append((TEXT, pending))
+    return out, prefix, suffix
+
+
+def _stride(w: CheckedWorkload, entries: int) -> int:
+    for c in w.columns:
+        if isinstance(c.spec.builtin, Builtin):
+            table = builtin_table(c.spec.builtin.table)
+            assert table is not None
+            return table.stride
+    return default_stride(entries)
+
+
+def resolve(w: CheckedWorkload) -> ResolvedWorkload:
+    """``w`` resolved into its replay table and row values (deterministic: every worker
+    that resolves the same workload gets the same table)."""
+    values = resolve_columns(w)
+    entries = entries_of(w)
+    tokens: list[Token] = []
+    parts: list[tuple[str, Any]] = []
+    slot_columns: list[str] = []
+    for i, c in enumerate(w.columns):
+        tokens.append((TEXT, (b"{" if i == 0 else b",") + _encode(c.name) + b":"))
+        if c.spec.dynamic:
+            more, part = _column_tokens(c.source, c.type.kind)
+            tokens += more
+            parts.append(part)
+        elif c.source == "constant":
+            tokens.append((TEXT, _encode(values[c.name][0])))
+            parts.append(("constant", values[c.name][0]))
+        else:
+            tokens.append((SLOT, b""))
+            parts.append(("entry", len(slot_columns)))
+            slot_columns.append(c.name)
+    tokens.append((TEXT, b"}\n"))
+    template, prefix, suffix = _fold(tokens, len(slot_columns))
+
+    pieces: list[bytes] = []
+    index: dict[bytes, int] = {}
+    ids = array.array("I", bytes(4 * entries * len(slot_columns)))
+    lengths = [0] * entries
+    for k, name in enumerate(slot_columns):
+        rendered: dict[int, bytes] = {}  # by id(): a choice's values repeat as objects
+        column = values[name]
+        for i, value in enumerate(column):
+            text = rendered.get(id(value))
+            if text is None:
+                text = rendered[id(value)] = prefix[k] + _encode(value) + suffix[k]
+            piece = index.get(text)
+            if piece is None:
+                piece = index[text] = len(pieces)
+                pieces.append(text)
+            ids[i * len(slot_columns) + k] = piece
+            lengths[i] += len(text)
+    sums = [0] * (entries + 1)
+    for i, n in enumerate(lengths):
+        sums[i + 1] = sums[i] + n
+    rows = list(zip(*(values[name] for name in slot_columns), strict=True))
+    table = ReplayTable(entries, _stride(w, entries), pieces, ids.tobytes(), template)
+    return ResolvedWorkload(w, table, rows or [() for _ in range(entries)], sums, parts)
+
+
+def send_time_value(form: str, sale_time: dt.datetime) -> Any:
+    """The Python value msgspec renders as a send time of ``form`` (``sale_time`` is UTC)."""
+    if form == "ntz":
+        return sale_time.replace(tzinfo=None)
+    if form == "date":
+        return sale_time.date()
+    return sale_time
