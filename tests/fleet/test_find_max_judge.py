@@ -40,10 +40,14 @@ def windows(
     extra: Callable[[int, float], dict] = lambda i, t: {},
     warmup_s: float = 0.0,
     until: float | None = None,
+    lag_s: float = 0.0,
+    ack_p50_ms: Callable[[float], float] | None = None,
 ) -> list[dict]:
     """Fleet windows of a run of ``p``: the schedule starts ``offset`` s into a window
     (after ``warmup_s`` of warmup); ``acked(target MB/s a worker)`` is the MB/s a worker
-    gets acked; ``extra(index, t)`` overrides figures of a window."""
+    gets acked, ``lag_s`` after the bytes were asked for; ``ack_p50_ms(target)`` the
+    median ack latency a window reports (default: the lag); ``extra(index, t)``
+    overrides figures of a window."""
     rates = p.steps_mbps
     t0 = 1000.0 + offset  # the schedule's start (warmup before it)
     end = t0 + p.seconds if until is None else t0 + until
@@ -53,13 +57,20 @@ def windows(
         k = min(int((t - t0) // p.step_seconds), len(rates) - 1)
         return rates[0] if t < t0 else rates[k]
 
+    def sent_at(t: float) -> float:  # nothing before the run's first window
+        return 0.0 if t < first else rate_at(t)
+
+    def mean(f: Callable[[float], float], a: float, b: float, n: int = 200) -> float:
+        return sum(f(a + (j + 0.5) * (b - a) / n) for j in range(n)) / n
+
     out = []
     ws = math.floor(first / window_s) * window_s
     i = 0
     while ws < end:
         start, stop = max(ws, first), min(ws + window_s, end)
-        n = 200  # the mean target over the part covered
-        target = sum(rate_at(start + (j + 0.5) * (stop - start) / n) for j in range(n)) / n
+        target = mean(rate_at, start, stop)  # over the part covered
+        got = mean(lambda t: acked(sent_at(t)) if sent_at(t) else 0.0, start - lag_s, stop - lag_s)
+        p50 = lag_s * 1000 if ack_p50_ms is None else ack_p50_ms(target)
         stage = -1 if stop <= t0 else min(int((stop - t0) // p.step_seconds), len(rates) - 1)
         secs = stop - start
         w = {
@@ -67,8 +78,9 @@ def windows(
             "partial": start > ws or stop < ws + window_s, "warmup": stop <= t0,
             "stage": stage, "workers": workers,
             "target_bps": target * MB * workers, "bytes": int(target * MB * workers * secs),
-            "acked_bytes": int(acked(target) * MB * workers * secs),
+            "acked_bytes": int(got * MB * workers * secs),
             "mb_per_s": target * workers, "behind_p99_ms": 2.0, "ack_p99_ms": 700.0,
+            "ack_p50_ms": p50,
             "errors": 0, "sdk_retries": 0, "cpu_pct": 30.0 * workers,
             "rss_mib": 90.0 * workers,
         }  # fmt: skip
@@ -155,6 +167,31 @@ def test_a_rate_only_asked_for_is_not_held_omb_pull_329():
     assert report["held_mbps"] == 4
     assert report["stopped_by"]["bound"] == "mb_per_s"
     assert all(s["sent_mbps"] == pytest.approx(s["target_mbps"]) for s in report["steps"])
+
+
+def test_acks_a_latency_behind_the_sends_do_not_fail_a_step_that_holds():
+    """Right after a step up, the acks that come in are of bytes sent before it, at the
+    lower rate: judged against the schedule one ack latency earlier, every step holds.
+    (Against the schedule itself, 3 -> 4 MB/s would come out at 93%.)"""
+    p = plan(top=6)
+    report = judge_all(p, windows(p, lag_s=1.5))
+    assert report["held_mbps"] == 6 and report["stopped_by"] is None
+    step = report["steps"][2]
+    assert step["ack_lag_ms"] == 1500 and step["achieved_mbps"] == pytest.approx(4, rel=0.01)
+    assert step["acked_mbps"] < 0.95 * 4  # as counted, before the lag is taken into account
+
+
+def test_a_throttled_steps_own_long_latency_does_not_excuse_it():
+    """Over the limit the acks fall ever further behind (a median of 3 s): the step is
+    judged with the latency of the step before, which held, and still breaks."""
+    p = plan()
+    report = judge_all(
+        p,
+        windows(p, acked=capped(4.5), lag_s=0.5,
+                ack_p50_ms=lambda target: 3000.0 if target > 4.5 else 500.0),
+    )  # fmt: skip
+    assert report["held_mbps"] == 4 and report["stopped_by"]["step"] == 3
+    assert report["steps"][3]["ack_lag_ms"] == 500
 
 
 def test_no_step_after_the_first_break_counts():

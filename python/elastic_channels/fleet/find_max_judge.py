@@ -6,147 +6,25 @@ Which step a window is of: its ``stage`` (the stage its end falls in), unless it
 step's boundary). Judged: the windows of a step after its first, that are neither
 partial (a run's first and last) nor warmup. A judged window breaks its step when one
 of its figures is over a bound, or fewer workers reported than the run has; a step's
-achieved rate (its judged windows' acked bytes over the bytes they asked for) is judged
-once a later step's window arrives, or at the end.
+achieved rate (its judged windows' acked bytes over the bytes asked for one ack latency
+earlier: ``find_max_step.py``) is judged once a later step's window arrives, or at the
+end.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..measures import MB
-from ..monitor import histogram
 from .find_max_plan import HOLD_FRACTION, SearchPlan
 from .find_max_report import build_report
+from .find_max_step import Break, StepTally
 
 __all__ = ["Break", "Judge", "StepTally"]
 
 #: A window's target per worker is a step's rate when within this share of it.
 _SAME_RATE = 1e-3
-
-
-@dataclass(frozen=True)
-class Break:
-    """What stopped a step: a figure over its bound (the achieved rate, ``mb_per_s``,
-    under its floor; ``workers`` under the run's count)."""
-
-    step: int
-    target_mbps: float
-    bound: str
-    figure: float
-    limit: float
-    window_start: float | None = None
-
-    def describe(self) -> str:
-        where = "" if self.window_start is None else f" in the window at {self.window_start:.0f}"
-        if self.bound == "mb_per_s":
-            return (f"step {self.step} ({self.target_mbps:g} MB/s a worker): acked "
-                    f"{self.figure:.3g} MB/s a worker, under {self.limit:.3g} "
-                    f"({HOLD_FRACTION:.0%} of the step)")  # fmt: skip
-        if self.bound == "windows":
-            return (f"step {self.step} ({self.target_mbps:g} MB/s a worker): no full window "
-                    "after its first (a step must last at least two windows)")  # fmt: skip
-        if self.bound == "workers":
-            return (f"step {self.step} ({self.target_mbps:g} MB/s a worker): "
-                    f"{self.figure:g} of {self.limit:g} workers reported{where}")  # fmt: skip
-        return (f"step {self.step} ({self.target_mbps:g} MB/s a worker): {self.bound} "
-                f"{self.figure:g} over its bound {self.limit:g}{where}")  # fmt: skip
-
-
-@dataclass
-class StepTally:
-    """One step's judged windows, added up."""
-
-    step: int
-    target_mbps: float
-    windows_seen: int = 0
-    windows: int = 0
-    seconds: float = 0.0
-    asked_bytes: float = 0.0
-    sent_bytes: int = 0
-    acked_bytes: int = 0
-    cpu_s: float = 0.0
-    errors: int = 0
-    sdk_retries: int = 0
-    rss_mib: float | None = None  # the highest per-worker mean over its windows
-    worst: dict[str, float] = field(default_factory=dict)  # bound -> highest window figure
-    ack_hists: list[str] = field(default_factory=list)
-    behind_hists: list[str] = field(default_factory=list)
-    broke: Break | None = None
-    complete: bool = False
-
-    def add(self, w: Mapping[str, Any], bounds: Mapping[str, float]) -> None:
-        secs = max(float(w["end"]) - float(w["start"]), 0.0)
-        workers = max(int(w.get("workers") or 1), 1)
-        target = w.get("target_bps")
-        per_worker = self.target_mbps * MB if target is None else float(target) / workers
-        self.windows += 1
-        self.seconds += secs
-        self.asked_bytes += per_worker * workers * secs
-        self.sent_bytes += int(w.get("bytes") or 0)
-        self.acked_bytes += int(w.get("acked_bytes") or 0)
-        self.cpu_s += float(w.get("cpu_pct") or 0.0) / 100 * secs
-        self.errors += int(w.get("errors") or 0)
-        self.sdk_retries += int(w.get("sdk_retries") or 0)
-        if w.get("rss_mib") is not None:
-            rss = float(w["rss_mib"]) / workers
-            self.rss_mib = rss if self.rss_mib is None else max(self.rss_mib, rss)
-        for key in bounds:
-            value = w.get(key)
-            if value is not None:
-                self.worst[key] = max(self.worst.get(key, -math.inf), float(value))
-        for key, into in (("ack_hist_us", self.ack_hists), ("behind_hist_us", self.behind_hists)):
-            if w.get(key):
-                into.append(str(w[key]))
-
-    @property
-    def achieved_mbps(self) -> float | None:
-        """Acked MB/s a worker: the step's rate scaled by acked over asked bytes."""
-        if self.asked_bytes <= 0:
-            return None
-        return self.target_mbps * self.acked_bytes / self.asked_bytes
-
-    @property
-    def held(self) -> bool:
-        return self.complete and self.windows > 0 and self.broke is None
-
-    def percentile_ms(self, which: str, q: float) -> float | None:
-        hists = self.ack_hists if which == "ack" else self.behind_hists
-        if hists:
-            return histogram.percentile_ms(histogram.merge(hists), q)
-        return self.worst.get(f"{which}_p99_ms") if q == 99 else None
-
-    def figures(self) -> dict[str, Any]:
-        gb = self.sent_bytes / 1e9
-        return {
-            "step": self.step,
-            "target_mbps": self.target_mbps,
-            "achieved_mbps": _round(self.achieved_mbps),
-            "sent_mbps": _round(self.target_mbps * self.sent_bytes / self.asked_bytes)
-            if self.asked_bytes > 0 else None,
-            "windows": self.windows,
-            "seconds": round(self.seconds, 3),
-            "ack_p99_ms": self.percentile_ms("ack", 99),
-            "behind_p99_ms": self.percentile_ms("behind", 99),
-            "errors": self.errors,
-            "sdk_retries": self.sdk_retries,
-            "cpu_s_per_gb": round(self.cpu_s / gb, 3) if gb > 0 and self.cpu_s > 0 else None,
-            "rss_mib": _round(self.rss_mib),
-            "complete": self.complete,
-            "held": self.held,
-            "broke": None if self.broke is None else {
-                "bound": self.broke.bound, "figure": self.broke.figure,
-                "limit": self.broke.limit, "window_start": self.broke.window_start,
-                "why": self.broke.describe(),
-            },
-        }  # fmt: skip
-
-
-def _round(v: float | None) -> float | None:
-    return None if v is None else round(v, 3)
 
 
 class Judge:
@@ -156,7 +34,10 @@ class Judge:
         self.plan = plan
         self.workers = workers
         self.rates = plan.steps_mbps
-        self.steps = [StepTally(i, r) for i, r in enumerate(self.rates)]
+        self.steps = [
+            StepTally(i, r, prev_mbps=self.rates[i - 1] if i else 0.0)
+            for i, r in enumerate(self.rates)
+        ]
         self.first_break: Break | None = None
         self._current = -1  # the latest step a window was seen of
 
@@ -182,7 +63,10 @@ class Judge:
     def feed(self, w: Mapping[str, Any]) -> Break | None:
         """Take one fleet window; the break it made known, if any (a bound over in it,
         or the achieved rate of a step it closed)."""
-        if self.done or w.get("warmup"):
+        if self.done:
+            return None
+        if w.get("warmup"):  # sent at the first step's rate: what came before step 0
+            self.steps[0].prev_mbps = self.rates[0]
             return None
         step = self._step_of(w)
         if step is None or step < self._current:
@@ -196,8 +80,11 @@ class Judge:
             return found
         tally = self.steps[step]
         tally.windows_seen += 1
-        if tally.windows_seen == 1 or w.get("partial"):
-            return None  # a step's first window straddles the change; partial: too short
+        if tally.windows_seen == 1:  # it straddles the change: it only places the boundary
+            tally.first_window(w)
+            return None
+        if w.get("partial"):  # the run's last: too short to judge
+            return None
         tally.add(w, self.plan.bounds)
         return self._check_window(tally, w)
 
@@ -220,11 +107,19 @@ class Judge:
             return None
         if tally.windows == 0:  # steps shorter than two windows (plan_from refuses them)
             return self._broke(tally, "windows", 0, 1, None)
+        tally.lag_s = self._lag_s(tally)
         achieved = tally.achieved_mbps
         floor = HOLD_FRACTION * tally.target_mbps
         if achieved is not None and achieved < floor:
             return self._broke(tally, "mb_per_s", round(achieved, 3), round(floor, 3), None)
         return None
+
+    def _lag_s(self, tally: StepTally) -> float:
+        """The ack latency a step is judged with: the step before's median (its own for
+        the first step), at most a step long."""
+        before = self.steps[tally.step - 1].median_ack_s() if tally.step else None
+        lag = before if before is not None else tally.median_ack_s()
+        return min(lag or 0.0, self.plan.step_seconds)
 
     def _broke(self, tally: StepTally, bound: str, figure: float, limit: float,
                at: float | None) -> Break:  # fmt: skip
