@@ -18,6 +18,13 @@ from elastic_channels.monitor.target import profile_sink
 
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 RUN = "monitor-e2e"
+#: A warmup and a scenario, so the rows carry the load shape's columns.
+SCENARIO_FLAGS = ["--warmup-seconds", "1", "--scenario-name", "duo", "--scenario-hash", "c0ffee"]
+#: The load shape's columns and the line keys they hold.
+SHAPE = {
+    "TARGET_BPS": "target_bps", "STAGE": "stage", "WARMUP": "warmup",
+    "SCENARIO_NAME": "scenario", "SCENARIO_HASH": "scenario_hash",
+}  # fmt: skip
 
 
 def test_two_workers_windows_and_visible_latency_in_the_emulators_table(tmp_path: Path):
@@ -27,7 +34,15 @@ def test_two_workers_windows_and_visible_latency_in_the_emulators_table(tmp_path
         info.write_text(json.dumps(emu.info()))
         runs = [
             WorkerRun(
-                worker_args(info, RUN, worker_id=w, target_bps=2e6, duration_s=4, window_s=1),
+                worker_args(
+                    info,
+                    RUN,
+                    worker_id=w,
+                    target_bps=2e6,
+                    duration_s=4,
+                    window_s=1,
+                    extra=SCENARIO_FLAGS,
+                ),
                 worker_env(),
                 tmp_path / f"w{w}.stderr",
             )
@@ -64,7 +79,15 @@ def test_two_workers_windows_and_visible_latency_in_the_emulators_table(tmp_path
             merged = histogram.merge(x["ack_hist_us"] for x in mine)
             assert f["ack_p99_ms"] == histogram.percentile_ms(merged, 99)
             assert f["ack_p50_ms"] == aggregate_window(mine)["ack_p50_ms"]
-        assert sum(f["rows"] for f in fleet) == sum(r.summary["rows_sent"] for r in results)
+            # the fleet's target is the workers' added up; stage, warmup and scenario kept
+            assert f["target_bps"] == pytest.approx(sum(x["target_bps"] for x in mine))
+            assert f["stage"] == max(x["stage"] for x in mine)
+            assert f["warmup"] == any(x["warmup"] for x in mine)
+            assert (f["scenario"], f["scenario_hash"]) == ("duo", "c0ffee")
+        # the windows hold warmup's rows too; the summaries' run figures leave them out
+        assert sum(f["rows"] for f in fleet) == sum(
+            r.summary["rows_sent"] + r.summary["warmup_rows_sent"] for r in results
+        )
 
         # Ingest-to-visible per window is what a direct query of the landed rows says.
         direct = {
@@ -86,5 +109,27 @@ def test_two_workers_windows_and_visible_latency_in_the_emulators_table(tmp_path
             f"SELECT count(*) FROM ELASTIC_K8S_METRICS WHERE RUN_ID = '{RUN}' AND IS_FLEET"
         )
         assert rows[0][0] == len(everything)
+        # Every worker row holds its line's target, stage, warmup and scenario.
+        cols = ", ".join(SHAPE)
+        held = emu.query(
+            f"SELECT WORKER_ID, epoch(WINDOW_START), {cols} FROM ELASTIC_K8S_METRICS "
+            f"WHERE RUN_ID = '{RUN}' AND NOT IS_FLEET AND NOT IS_SUMMARY"
+        )
+        by_window = {(r[0], float(r[1])): r[2:] for r in held}
+        assert len(by_window) == len(lines)
+        for x in lines:
+            want = tuple(x[k] for k in SHAPE.values())
+            assert by_window[(x["worker_id"], x["window_start"])] == pytest.approx(want)
+        assert any(x["warmup"] and x["stage"] == -1 for x in lines)
+        # A summary row: the mean target over the sending window, the scenario, and the
+        # whole run's bytes (warmup's too, as the worker's windows add up).
+        summaries = emu.query(
+            "SELECT WORKER_ID, TARGET_BPS, SCENARIO_NAME, BYTES_APPENDED FROM "
+            f"ELASTIC_K8S_METRICS WHERE RUN_ID = '{RUN}' AND IS_SUMMARY ORDER BY WORKER_ID"
+        )
+        for (wid, target, name, nbytes), r in zip(summaries, results, strict=True):
+            assert (wid, name) == (r.summary["worker_id"], "duo")
+            assert target == pytest.approx(r.summary["target_bps"])
+            assert nbytes == sum(x["bytes"] for x in r.windows)
     finally:
         emu.stop()

@@ -63,6 +63,23 @@ CASES = {
         "'extra'",
     ),
     "end before its window": (lambda: spoiled(start=EPOCH0 - 3600.0), 0, "'start'"),
+    "stage -2": (lambda: spoiled(stage=-2), 0, "'stage'"),
+    "stage 2.5": (lambda: spoiled(stage=2.5), 0, "'stage'"),
+    "warmup text": (lambda: spoiled(warmup="yes"), 0, "'warmup'"),
+    "target_bps below 0": (lambda: spoiled(target_bps=-1.0), 0, "'target_bps'"),
+    "scenario of 100 characters": (lambda: spoiled(scenario="s" * 100), 0, "'scenario'"),
+    "summary with a bad stage total": (
+        lambda: json.dumps(
+            {
+                "type": "summary",
+                "run_id": RUN,
+                "worker_id": 0,
+                "stages": [{"stage": 0, "rows": 1}, {"stage": 1, "rows": "many"}],
+            }
+        ),
+        0,
+        "'stages' [1] 'rows'",
+    ),
     "summary with text rows": (
         lambda: json.dumps({"type": "summary", "run_id": RUN, "worker_id": 0, "rows_acked": "x"}),
         0,

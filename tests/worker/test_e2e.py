@@ -35,6 +35,7 @@ from worker_checks import (
 )
 from worker_support import NO_NATIVE_BOOTSTRAP, WorkerRun, run_worker, worker_args, worker_env
 
+from elastic_channels.measures import run_throughput
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 
@@ -154,6 +155,58 @@ def test_one_worker_lands_every_row_and_byte(
     assert delta["bytes_raw"] == generated + n, (delta, generated, n)
     # Exact on every path, the rows path included (where the SDK does the encoding).
     assert s["bytes_sent"] == generated
+
+
+def test_stages_after_warmup_are_followed_window_by_window(emu, profile, tmp_path):
+    """A 1 s warmup (rounded up to the next window boundary), 2 s at 2 MB/s, 2 s at
+    4 MB/s, 1 s windows: every window says its target, stage and warmup; each full
+    window after a stage's first sends within 5% of its target; the summary's figures
+    leave warmup out and total each stage."""
+    run_id, worker_id = "stages", 6
+    stages = [
+        {"seconds": 2, "from_bps": 2e6, "to_bps": 2e6},
+        {"seconds": 2, "from_bps": 4e6, "to_bps": 4e6},
+    ]
+    extra = ["--stages", json.dumps(stages), "--warmup-seconds", "1", "--batch-bytes", "25000"]
+    extra += ["--sleep-quantum-ms", "10", "--scenario-name", "two-steps"]
+    extra += ["--scenario-hash", "5eed"]
+    args = worker_args(profile, run_id, worker_id=worker_id, target_bps=1e6, duration_s=1)
+    result = run_worker([*args, *extra], tmp_path, timeout_s=60)
+    assert result.returncode == 0, str(result)
+    s = result.summary
+    windows = result.windows
+    assert all((w["scenario"], w["scenario_hash"]) == ("two-steps", "5eed") for w in windows)
+    assert (s["scenario"], s["scenario_hash"]) == ("two-steps", "5eed")
+
+    warm = [w for w in windows if w["warmup"]]
+    run = [w for w in windows if not w["warmup"]]
+    assert 1.0 <= s["warmup_seconds"] < 2.0
+    assert warm and all(w["stage"] == -1 and w["target_bps"] == 2e6 for w in warm)
+    # Warmup ends on a window boundary, where the run's figures start.
+    assert s["send_start"] == pytest.approx(run[0]["window_start"], abs=0.01)
+    assert s["send_start"] == pytest.approx(warm[-1]["end"], abs=0.01)
+    full = [w for w in run if not w["partial"]]
+    assert [(w["stage"], w["target_bps"]) for w in full] == [
+        (0, 2e6), (0, 2e6), (1, 4e6), (1, 4e6),
+    ]  # fmt: skip
+    for w in (full[1], full[3]):  # each stage's full windows after its first
+        assert w["mb_per_s"] * 1e6 == pytest.approx(w["target_bps"], rel=0.05), w
+
+    # The run's figures: after warmup; warmup's own totals apart; per stage totals.
+    assert s["seconds"] == pytest.approx(4.0, abs=0.3)
+    assert s["rows_sent"] == sum(w["rows"] for w in run)
+    assert s["warmup_rows_sent"] == sum(w["rows"] for w in warm)
+    assert [(st["stage"], st["target_bps"], st["seconds"]) for st in s["stages"]] == [
+        (0, 2e6, 2), (1, 4e6, 2),
+    ]  # fmt: skip
+    assert sum(st["rows"] for st in s["stages"]) == s["rows_sent"]
+    assert sum(st["acked_rows"] for st in s["stages"]) == s["rows_acked"] == s["rows_sent"]
+    assert s["stages"][1]["bytes"] == pytest.approx(2 * 4e6, rel=0.05)
+    assert s["unacked_rows"] == 0
+    assert s["rows_sent"] + s["warmup_rows_sent"] == s["next_seq"] - s["first_seq"]
+    assert run_throughput([s])["seconds"] == pytest.approx(4.0, abs=0.3)
+    got = check_nothing_lost(emu, run_id, worker_id, s)
+    assert got.duplicates == 0
 
 
 def test_faults_mid_run_lose_nothing(emu, profile, tmp_path):

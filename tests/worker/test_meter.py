@@ -126,3 +126,95 @@ def test_cpu_and_totals_follow_every_window() -> None:
 def test_bad_window_is_refused(window_s: float) -> None:
     with pytest.raises(ValueError, match="window_s"):
         Meter(window_s)
+
+
+# --- on a schedule: targets, stages, warmup kept apart ------------------------------------
+
+
+def scheduled(warmup_s: float = 1.0) -> tuple[Meter, Clocks, float]:
+    """A meter whose schedule starts now, at wall ..005.0 (a window boundary): warmup
+    (at 2 MB/s), 2 s at 2 MB/s, a 2 s ramp 2 -> 4 MB/s; 1 s windows."""
+    from elastic_channels.worker.schedule import Schedule, Stage
+
+    c = Clocks()
+    c.mono += 2.5  # wall 1_700_000_005.0
+    sched = Schedule([Stage(2, 2e6, 2e6), Stage(2, 2e6, 4e6)], warmup_s)
+    meter = Meter(1.0, schedule=sched, clock=c.clock, wall=c.wall, cpu=c.cpu)
+    return meter, c, c.wall()
+
+
+def test_windows_carry_their_target_stage_and_warmup() -> None:
+    meter, c, origin = scheduled()
+    assert meter.origin == origin
+    c.mono += 5.0
+    lines = []
+    while meter.window_due():
+        lines.append(meter.close_window(0, 0, run_id="r", worker_id=0))
+    assert [w["window_start"] - origin for w in lines] == [0, 1, 2, 3, 4]
+    assert [w["warmup"] for w in lines] == [True, False, False, False, False]
+    assert [w["stage"] for w in lines] == [-1, 0, 0, 1, 1]
+    # a ramp's window: the schedule's mean over it
+    assert [w["target_bps"] for w in lines] == [2e6, 2e6, 2e6, 2.5e6, 3.5e6]
+
+
+def test_a_partial_windows_target_is_the_mean_over_the_part_it_covers() -> None:
+    meter, c, origin = scheduled(warmup_s=0.0)
+    c.mono += 2.5  # into the ramp by 0.5 s
+    meter.close_window(0, 0)
+    meter.close_window(0, 0)
+    w = meter.close_window(0, 0)  # [..007, ..007.5): the first half second of the ramp
+    assert (w["start"] - origin, w["end"] - origin, w["partial"]) == (2.0, 2.5, True)
+    assert w["target_bps"] == 2.25e6 and w["stage"] == 1 and w["warmup"] is False
+
+
+def test_the_summary_leaves_warmup_out_and_totals_each_stage() -> None:
+    meter, c, origin = scheduled()
+    meter.record_sent(10, 1000, stage=meter.stage_now())  # warmup
+    assert meter.stage_now() == -1
+    c.mono += 1.0
+    c.cpu_s = 0.75  # CPU spent in warmup: not the run's
+    meter.record_acked(10, 1000, 0.2, stage=-1)  # warmup's batch, acked after it
+    meter.record_sent(20, 2000, stage=meter.stage_now())
+    meter.record_error()
+    c.mono += 2.0
+    meter.record_sent(30, 3000, stage=meter.stage_now())
+    meter.record_acked(20, 2000, 0.4, stage=0)
+    c.mono += 2.0
+    meter.end_mono = c.mono
+    c.cpu_s = 1.75
+    s = meter.summary(0)
+    assert (s["rows_sent"], s["bytes_sent"], s["rows_acked"], s["bytes_acked"]) == (
+        50, 5000, 20, 2000,
+    )  # fmt: skip
+    assert (s["warmup_rows_sent"], s["warmup_bytes_sent"]) == (10, 1000)
+    assert (s["warmup_rows_acked"], s["warmup_bytes_acked"]) == (10, 1000)
+    assert s["warmup_seconds"] == 1.0
+    assert (s["send_start"], s["send_end"], s["seconds"]) == (origin + 1.0, origin + 5.0, 4.0)
+    assert s["mb_per_s"] == round(2000 / 4.0 / 1e6, 3)
+    assert s["ack_max_ms"] == 400.0  # the warmup batch's ack is not among the run's
+    assert s["cpu_s"] == 1.0
+    assert s["errors"] == 1  # counts are the whole run's
+    assert s["target_bps"] == 2.5e6  # 2 s at 2 MB/s, then a ramp averaging 3 MB/s
+    assert s["stages"] == [
+        {"stage": 0, "seconds": 2, "target_bps": 2e6, "rows": 20, "bytes": 2000,
+         "acked_rows": 20, "acked_bytes": 2000},
+        {"stage": 1, "seconds": 2, "target_bps": 3e6, "rows": 30, "bytes": 3000,
+         "acked_rows": 0, "acked_bytes": 0},
+    ]  # fmt: skip
+
+
+def test_a_run_stopped_in_warmup_has_no_sending_window() -> None:
+    meter, c, _ = scheduled()
+    meter.record_sent(10, 1000, stage=-1)
+    c.mono += 0.5
+    meter.end_mono = c.mono
+    s = meter.summary(10)
+    assert (s["send_start"], s["send_end"], s["seconds"]) == (None, None, 0.0)
+    assert s["rows_sent"] == 0 and s["warmup_rows_sent"] == 10 and s["stages"][0]["rows"] == 0
+
+
+def test_without_a_schedule_windows_say_no_target() -> None:
+    meter, _ = make(5.0)
+    w = meter.close_window(0, 0)
+    assert (w["target_bps"], w["stage"], w["warmup"]) == (None, None, False)
+    assert "stages" not in meter.summary(0)

@@ -93,6 +93,30 @@ def test_three_channels_split_the_rate_with_unique_txids_and_one_set_of_lines():
     assert [x["type"] for x in lines][-1] == "summary" and len(lines) == len(windows) + 1
 
 
+def test_channels_follow_the_schedule_scaled_and_the_lines_add_their_targets():
+    stages = '[{"seconds": 0.5, "from_bps": 2e6, "to_bps": 2e6}, '
+    stages += '{"seconds": 0.5, "from_bps": 2e6, "to_bps": 4e6}]'
+    summary, lines, sessions = _run(
+        ["--channels", "2", "--stages", stages, "--warmup-seconds", "0.5",
+         "--window-seconds", "0.5", "--batch-bytes", "20000", "--scenario-name", "ramp",
+         "--scenario-hash", "00ff"]
+    )  # fmt: skip
+    assert sorted(sessions) == [0, 1]
+    windows = [x for x in lines if x["type"] == "window"]
+    assert all(w["scenario"] == "ramp" and w["scenario_hash"] == "00ff" for w in windows)
+    full = [w for w in windows if not w["partial"]]
+    # Each channel books half the worker's schedule; the worker's windows add up to it.
+    by_stage = {(w["warmup"], w["stage"]): w["target_bps"] for w in full}
+    assert by_stage.get((False, 0)) == 2e6
+    assert by_stage.get((False, 1)) == 3e6
+    assert (summary["scenario"], summary["scenario_hash"]) == ("ramp", "00ff")
+    assert [(s["stage"], s["target_bps"]) for s in summary["stages"]] == [(0, 2e6), (1, 3e6)]
+    assert sum(s["rows"] for s in summary["stages"]) == summary["rows_sent"]
+    assert summary["rows_sent"] + summary["warmup_rows_sent"] == summary["rows_generated"]
+    assert summary["warmup_seconds"] >= 0.5
+    assert summary["send_start"] < summary["send_end"]
+
+
 def test_merged_window_sums_counts_and_merges_histograms():
     def window(rows: int, latencies_s: list[float], cpu: float) -> dict:
         h = histogram.new_histogram()

@@ -48,6 +48,7 @@ def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
         "workers": len(windows),
         "worker_ids": sorted(w["worker_id"] for w in windows if "worker_id" in w),
     }
+    out.update(_schedule_fields(windows))
     for key in SUMMED:
         out[key] = sum(int(w.get(key) or 0) for w in windows)
     out["mb_per_s"] = round(out["bytes"] / secs / MB, 3)
@@ -61,6 +62,24 @@ def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
     out["cpu_pct"] = round(sum(float(w.get("cpu_pct") or 0) for w in windows), 1)
     out["rss_mib"] = round(sum(float(w.get("rss_mib") or 0) for w in windows), 1)
     return out
+
+
+def _schedule_fields(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fleet window's target (the workers' targets added up; None when no line
+    carries one), its stage, whether it is warmup, and the scenario. Workers of a run follow one
+    schedule, so they agree on both; should they not, the latest stage wins and the
+    window is warmup if any worker was still warming up (its figures are left out)."""
+    targets = [float(w["target_bps"]) for w in windows if w.get("target_bps") is not None]
+    stages = [int(w["stage"]) for w in windows if w.get("stage") is not None]
+    return {
+        "target_bps": round(sum(targets), 1) if targets else None,
+        "stage": max(stages) if stages else None,
+        "warmup": any(bool(w.get("warmup")) for w in windows),
+        "scenario": next((w["scenario"] for w in windows if w.get("scenario")), None),
+        "scenario_hash": next(
+            (w["scenario_hash"] for w in windows if w.get("scenario_hash")), None
+        ),
+    }
 
 
 def aggregate_windows(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:

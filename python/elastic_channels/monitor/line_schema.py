@@ -37,6 +37,11 @@ MAX_WORKER_ID = 2**31 - 1
 #: Rows, bytes, acks ... of one line: a petabyte a window. Ten thousand workers' lines
 #: still add up within a NUMBER(19,0) fleet row.
 MAX_COUNT = 10**15
+#: A stage index (-1: warmup); the STAGE column is NUMBER(10,0).
+MAX_STAGE = 2**31 - 1
+#: Entries of a summary's ``stages``: a worker takes at most this many stages
+#: (``worker.schedule.MAX_STAGES``).
+MAX_STAGES = 1000
 #: A window's start and end may stray this far out of it (rounding, a clock's step).
 WINDOW_SLACK_S = 1.0
 
@@ -44,8 +49,10 @@ WINDOW_SLACK_S = 1.0
 @dataclass(frozen=True)
 class Field:
     """One field: ``kind`` is ``int``, ``number`` (an int or a finite float), ``bool``,
-    ``name`` (printable text, not empty), ``text`` or ``histogram`` (an encoded
-    HdrHistogram the monitor can merge); numbers and lengths lie in ``low`` .. ``high``."""
+    ``name`` (printable text, not empty), ``text``, ``histogram`` (an encoded
+    HdrHistogram the monitor can merge) or ``stages`` (a summary's per-stage totals, each
+    entry as :data:`STAGE_FIELDS` says); numbers, lengths and list sizes lie in ``low`` ..
+    ``high``."""
 
     kind: str
     low: float = 0
@@ -58,6 +65,8 @@ class Field:
             return "true or false"
         if self.kind == "histogram":
             return "an encoded HdrHistogram of the monitor's settings"
+        if self.kind == "stages":
+            return f"a list of at most {self.high:,.0f} stage totals"
         if self.kind in ("name", "text"):
             return f"text of {self.low:,.0f} to {self.high:,.0f} {self.unit or 'characters'}"
         what = "an int" if self.kind == "int" else "a number"
@@ -91,6 +100,7 @@ _WINDOW_COUNTS = (
 _SUMMARY_COUNTS = (
     "rows_sent", "rows_acked", "bytes_sent", "bytes_acked", "resent_batches", "resent_rows",
     "channel_reopens", "sdk_retries", "errors", "unacked_rows", "rows_generated", "channels",
+    "warmup_rows_sent", "warmup_rows_acked", "warmup_bytes_sent", "warmup_bytes_acked",
 )  # fmt: skip
 _SUMMARY_RATES = ("mb_per_s", "rows_per_s", "cpu_s_per_gb", "target_bps", "short_mb")
 _SUMMARY_CPU = ("cpu_s", "gen_cpu_s", "loop_cpu_s", "sdk_append_cpu_s")
@@ -100,6 +110,8 @@ COMMON_FIELDS: dict[str, Field] = {
     "run_id": Field("name", 1, 256, True),
     "pod_name": _NAME,
     "node_name": _NAME,
+    "scenario": Field("name", 1, 64),
+    "scenario_hash": Field("name", 1, 128),
 }
 WINDOW_FIELDS: dict[str, Field] = {
     **COMMON_FIELDS,
@@ -118,6 +130,9 @@ WINDOW_FIELDS: dict[str, Field] = {
     "behind_hist_us": Field("histogram"),
     "cpu_pct": _RATE,  # a window cut short at once divides by a tiny time
     "rss_mib": _MIB,
+    "target_bps": _RATE,
+    "stage": Field("int", -1, MAX_STAGE),
+    "warmup": Field("bool"),
 }
 SUMMARY_FIELDS: dict[str, Field] = {
     **COMMON_FIELDS,
@@ -126,6 +141,7 @@ SUMMARY_FIELDS: dict[str, Field] = {
     "next_seq": Field("int", 0, 2**63 - 1),
     "seconds": _SECONDS,
     "drain_seconds": _SECONDS,
+    "warmup_seconds": _SECONDS,
     "send_start": _SOME_EPOCH,
     "send_end": _SOME_EPOCH,
     **dict.fromkeys(_SUMMARY_RATES, _RATE),
@@ -140,6 +156,14 @@ SUMMARY_FIELDS: dict[str, Field] = {
     "encoder": Field("text", 0, 256),
     "append_mode": Field("text", 0, 256),
     "error": Field("text", 0, math.inf),
+    "stages": Field("stages", 0, MAX_STAGES),
+}
+#: Each entry of a summary's ``stages`` (its totals per stage of the schedule).
+STAGE_FIELDS: dict[str, Field] = {
+    "stage": Field("int", 0, MAX_STAGE, True),
+    "seconds": _SECONDS,
+    "target_bps": _RATE,
+    **{k: _count() for k in ("rows", "bytes", "acked_rows", "acked_bytes")},
 }
 
 
@@ -154,6 +178,8 @@ def problem(value: Any, f: Field, *, counts: bool = True) -> str | None:
         except histogram.HistogramError as e:
             return f"must be {f.describe()}: {e}"
         return None
+    if f.kind == "stages":
+        return _stages_problem(value, f)
     if f.kind == "bool":
         ok = isinstance(value, bool)
     elif f.kind in ("name", "text"):
@@ -165,6 +191,19 @@ def problem(value: Any, f: Field, *, counts: bool = True) -> str | None:
     else:
         ok = math.isfinite(value) and f.low <= value <= f.high
     return None if ok else f"must be {f.describe()}, got {show(value)}"
+
+
+def _stages_problem(value: Any, f: Field) -> str | None:
+    """What is wrong with a summary's ``stages`` (None: nothing), naming the entry."""
+    if not isinstance(value, list) or len(value) > f.high:
+        return f"must be {f.describe()}, got {show(value)}"
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            return f"[{i}] must be an object, got {show(entry)}"
+        wrong = check(entry, STAGE_FIELDS, "stage")
+        if wrong is not None:
+            return f"[{i}] {wrong}"
+    return None
 
 
 def _clean(text: str, f: Field) -> bool:

@@ -46,6 +46,11 @@ COLUMN_KEYS: dict[str, str] = {
     "INGEST_TO_VISIBLE_P50_MS": "visible_p50_ms",
     "INGEST_TO_VISIBLE_P99_MS": "visible_p99_ms",
     "INGEST_TO_VISIBLE_AVG_MS": "visible_avg_ms",
+    "TARGET_BPS": "target_bps",
+    "STAGE": "stage",
+    "WARMUP": "warmup",
+    "SCENARIO_NAME": "scenario",
+    "SCENARIO_HASH": "scenario_hash",
 }
 #: What the monitor writes: every column but the ones the target fills in.
 WRITTEN_COLUMNS: tuple[tuple[str, str], ...] = tuple(
@@ -104,8 +109,11 @@ def summary_row(
 ) -> dict[str, Any]:
     """The metrics row of a worker's summary line: its whole-run totals (ROWS_APPENDED:
     the rows it generated, each with its own TXID and appended once, as ``fleet.verify``
-    expects; the sum of its windows' rows), over ``span`` (its first window's start and
-    its last window's end; None: it had no window), in ``state`` (``done``/``failed``)."""
+    expects; the sum of its windows' rows; BYTES_APPENDED and ROWS_ACKED warmup's
+    included, as its windows add up: the line's own ``bytes_sent``/``rows_acked`` leave
+    warmup out), over ``span`` (its first window's start and its last window's end; None:
+    it had no window), in ``state`` (``done``/``failed``). TARGET_BPS: its mean target
+    over its sending window."""
     seconds = float(summary.get("seconds") or 0)
     cpu = summary.get("cpu_s")
     line = {
@@ -115,14 +123,22 @@ def summary_row(
         "window_seconds": seconds or None,
         "partial": None,
         "rows": summary.get("rows_generated", summary.get("rows_sent")),
-        "bytes": summary.get("bytes_sent"),
-        "acked_rows": summary.get("rows_acked"),
+        "bytes": _whole_run(summary, "bytes_sent"),
+        "acked_rows": _whole_run(summary, "rows_acked"),
         "acks": None,
         "in_flight_bytes": None,
         "cpu_pct": None if cpu is None or seconds < 1e-3 else round(100 * float(cpu) / seconds, 1),
         "rss_mib": summary.get("peak_rss_mib"),
     }
     return _row(line, fleet=False, raw=summary, state=state, summary=True)
+
+
+def _whole_run(summary: dict[str, Any], key: str) -> int | None:
+    """A summary's ``key`` with its warmup's added (``warmup_<key>``)."""
+    value = summary.get(key)
+    if value is None:
+        return None
+    return int(value) + int(summary.get(f"warmup_{key}") or 0)
 
 
 def from_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -55,8 +55,11 @@ class Summaries:
         return None if s is None else ended(s)
 
     def acked_rows(self) -> int:
-        """Rows the finished workers had acknowledged in all."""
-        return sum(int(s.get("rows_acked") or 0) for s in self.lines.values())
+        """Rows the finished workers had acknowledged in all, warmup's too."""
+        return sum(
+            int(s.get("rows_acked") or 0) + int(s.get("warmup_rows_acked") or 0)
+            for s in self.lines.values()
+        )
 
     def due_rows(self, book: WindowBook) -> tuple[list[Reporter], list[dict[str, Any]]]:
         """The reporters whose rows are due, and those rows."""

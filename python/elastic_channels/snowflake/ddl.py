@@ -61,7 +61,12 @@ TABLE_FORMATS = ("native", "iceberg")
 #: worker later is never lost even before a column exists for it. WORKER_STATE (worker
 #: rows): ``running``, or on the worker's last window once its summary came ``done`` /
 #: ``failed`` (its summary carries an error or unacked rows); a worker killed without a
-#: summary stays ``running``, and readers judge it by its windows stopping.
+#: summary stays ``running``, and readers judge it by its windows stopping. The load
+#: shape (issue #24): TARGET_BPS the schedule's mean rate over the window (bytes/s; a
+#: fleet row's is the workers' added up; a summary row's the mean over the worker's
+#: sending window), STAGE the stage the window ends in (-1: warmup), WARMUP whether the
+#: window is warmup (outside the run's figures), SCENARIO_NAME and SCENARIO_HASH the
+#: scenario the run followed (NULL for a run of flags alone).
 METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("RUN_ID", "VARCHAR"),
     ("WORKER_ID", "NUMBER(10,0)"),
@@ -101,6 +106,11 @@ METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("INGEST_TO_VISIBLE_AVG_MS", "FLOAT"),
     ("RAW", "VARIANT"),
     ("WORKER_STATE", "VARCHAR"),
+    ("TARGET_BPS", "FLOAT"),
+    ("STAGE", "NUMBER(10,0)"),
+    ("WARMUP", "BOOLEAN"),
+    ("SCENARIO_NAME", "VARCHAR"),
+    ("SCENARIO_HASH", "VARCHAR"),
     ("INSERTED_AT", "TIMESTAMP_TZ DEFAULT CURRENT_TIMESTAMP()"),
     ("UPDATED_AT", "TIMESTAMP_TZ"),
 )

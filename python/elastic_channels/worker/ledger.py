@@ -14,7 +14,7 @@ class Batch:
     """
 
     __slots__ = ("appended_at", "bid", "channel_epoch", "n_rows", "nbytes", "sale_time_us",
-                 "sends", "seq_start")  # fmt: skip
+                 "sends", "seq_start", "stage")  # fmt: skip
 
     def __init__(
         self, bid: int, seq_start: int, n_rows: int, sale_time_us: int, nbytes: int
@@ -28,6 +28,8 @@ class Batch:
         #: The channel (session number) it was last appended on; -1: never appended.
         self.channel_epoch = -1
         self.sends = 0
+        #: The stage of the schedule it was first sent in (-1: warmup); its ack counts there.
+        self.stage = 0
 
 
 class Ledger:

@@ -1,4 +1,5 @@
-"""The worker's run: open the channel, send paced batches until the deadline, drain."""
+"""The worker's run: open the channel, send batches paced along the schedule (warmup,
+then its stages) until its end, drain."""
 
 from __future__ import annotations
 
@@ -27,9 +28,13 @@ def run_worker(w: Worker) -> dict[str, Any]:
     while cfg.start_at is not None and not w._stopping and time.time() < cfg.start_at:
         # the run's agreed start: every worker sends together (nothing to meter before)
         time.sleep(min(0.2, max(0.0, cfg.start_at - time.time())))
-    pacer = Pacer(cfg.target_bps, sleep_quantum=cfg.sleep_quantum_s)
-    w.meter = Meter(cfg.window_s)  # the run starts once the channel is open
-    deadline = w.meter.totals.start + cfg.duration_s
+    # The schedule runs on the wall clock from the run's agreed start (a worker that is
+    # late joins it where it stands), else from now; its warmup ends on a window boundary.
+    origin = cfg.start_at if cfg.start_at is not None else time.time()
+    schedule = cfg.schedule().aligned(origin, cfg.window_s)
+    w.meter = Meter(cfg.window_s, schedule=schedule, origin=origin)
+    pacer = Pacer(schedule, origin=w.meter.origin_mono, sleep_quantum=cfg.sleep_quantum_s)
+    deadline = w.meter.origin_mono + schedule.end
     expected = cfg.batch_bytes
     loop_t0 = time.thread_time()
     while not w._stopping and time.monotonic() < deadline:
@@ -48,7 +53,8 @@ def run_worker(w: Worker) -> dict[str, Any]:
         # Make a batch and hand it over at once, while its bytes are still in cache
         # for the SDK's copy; then wait out its slot (the long-run rate is the same).
         batch, payload = w.source.next(rows_per_batch, w.ledger)
-        w.meter.record_sent(batch.n_rows, batch.nbytes, pacer.behind())
+        batch.stage = w.meter.stage_now()
+        w.meter.record_sent(batch.n_rows, batch.nbytes, pacer.behind(), batch.stage)
         if w.channel.dead is None:
             w._append(batch, payload)
         del payload

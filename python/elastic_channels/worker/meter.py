@@ -13,6 +13,14 @@ worker sent (the coordinated-omission measure: a batch sent late by a stall coun
 its delay even though its own ack was fast) as mergeable HdrHistograms of
 microseconds (see :mod:`elastic_channels.monitor.histogram`), beside the exact
 percentiles of this worker alone.
+
+Given the schedule it follows (:mod:`.schedule`, from ``origin`` in epoch seconds),
+each window also carries its ``target_bps`` (the schedule's mean over the part of the
+window it covers), its ``stage`` (the one its end falls in; -1 in warmup) and
+``warmup``. Warmup is kept apart: the summary's run figures (its sending window from
+the end of warmup, rows, bytes, acks, latencies, CPU) leave it out, and its totals go
+to ``warmup_*`` keys. A batch counts in the phase and stage it was sent in, wherever
+its ack comes. Resends, SDK retries and errors are the whole run's.
 """
 
 from __future__ import annotations
@@ -21,13 +29,16 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from ..measures import MB, cpu_s_per_gb, ms, peak_rss_mib, percentile, rss_mib
+from ..measures import MB, cpu_s_per_gb, peak_rss_mib, rss_mib
 from ..monitor import histogram
+from .counts import Counts, StageTally
+from .schedule import WARMUP, Schedule
+
+__all__ = ["Counts", "Meter", "ack_fields"]
 
 
 def ack_fields(acks: HdrHistogram) -> dict[str, Any]:
@@ -42,65 +53,20 @@ def ack_fields(acks: HdrHistogram) -> dict[str, Any]:
     return out
 
 
-@dataclass
-class Counts:
-    """What happened over one stretch of time (a window, or the whole run).
-
-    Times are on the monotonic clock; ``start`` is when this stretch began and
-    ``due`` when its wall-clock window ends (infinite for the run's totals)."""
-
-    start: float
-    start_cpu: float
-    window_start: float | None = None  #: the wall-clock window's start (epoch s)
-    due: float = math.inf
-    end: float | None = None
-    end_cpu: float | None = None
-    rows: int = 0
-    bytes: int = 0
-    acked_rows: int = 0
-    acked_bytes: int = 0
-    latencies: list[float] = field(default_factory=list)
-    ack_hist: HdrHistogram = field(default_factory=histogram.new_histogram)
-    behind: list[float] = field(default_factory=list)
-    behind_hist: HdrHistogram = field(default_factory=histogram.new_histogram)
-    resent_batches: int = 0
-    resent_rows: int = 0
-    #: Requests the SDK sent again before they were answered (its retry_count).
-    sdk_retries: int = 0
-    errors: int = 0
-
-    def is_empty(self) -> bool:
-        return not (
-            self.rows or self.latencies or self.errors or self.resent_batches or self.sdk_retries
-        )
-
-    def latency_ms(self) -> dict[str, float | None]:
-        lat = sorted(self.latencies)
-        return {
-            "ack_p50_ms": ms(percentile(lat, 50)),
-            "ack_p95_ms": ms(percentile(lat, 95)),
-            "ack_p99_ms": ms(percentile(lat, 99)),
-            "ack_max_ms": ms(lat[-1] if lat else None),
-        }
-
-    def behind_ms(self) -> dict[str, float | None]:
-        behind = sorted(self.behind)
-        return {
-            "behind_p99_ms": ms(percentile(behind, 99)),
-            "behind_max_ms": ms(behind[-1] if behind else None),
-        }
-
-
 class Meter:
     """A worker's windows and run totals, fed one event at a time.
 
-    ``clock`` (monotonic), ``wall`` (epoch seconds) and ``cpu`` (process CPU seconds)
-    are injectable for tests."""
+    ``schedule`` is what the worker follows from ``origin`` (epoch seconds; default:
+    now); without one, windows carry no target and nothing is warmup. ``clock``
+    (monotonic), ``wall`` (epoch seconds) and ``cpu`` (process CPU seconds) are
+    injectable for tests."""
 
     def __init__(
         self,
         window_s: float,
         *,
+        schedule: Schedule | None = None,
+        origin: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         cpu: Callable[[], float] = time.process_time,
@@ -114,12 +80,32 @@ class Meter:
         #: Added to a monotonic time it gives the wall-clock time (fixed at the start,
         #: so a clock step during the run cannot reorder windows).
         self._to_wall = wall() - now
-        self.totals = Counts(now, cpu())
+        self.schedule = schedule
+        #: When the schedule starts, in epoch seconds.
+        self.origin = now + self._to_wall if origin is None else float(origin)
+        warmup_s = schedule.warmup_s if schedule is not None else 0.0
+        #: When the run's figures start (the end of warmup), on the monotonic clock.
+        run_start = max(now, self.origin - self._to_wall + warmup_s)
+        self.totals = Counts(run_start, cpu())
+        self._run_cpu_taken = run_start <= now
+        self.warmup = Counts(now, cpu(), due=run_start)
+        self.stage_tally = StageTally(len(schedule.stages) if schedule is not None else 0)
         self.window = self._new_window(now)
         self._closed: deque[Counts] = deque()
         self.channel_reopens = 0
         #: When sending stopped (before draining the last acks); rates are over sending.
         self.end_mono: float | None = None
+
+    @property
+    def origin_mono(self) -> float:
+        """The schedule's start on the monotonic clock."""
+        return self.origin - self._to_wall
+
+    def stage_now(self) -> int:
+        """The stage of the schedule now (``WARMUP`` in warmup; 0 without a schedule)."""
+        if self.schedule is None:
+            return 0
+        return self.schedule.stage_at(self._clock() - self.origin_mono)
 
     # --- windows on the wall clock ---------------------------------------------------
 
@@ -132,25 +118,31 @@ class Meter:
     def _roll(self, now: float) -> None:
         """Close every window whose end has passed by ``now``; empty ones too, so a
         stalled worker still reports each window."""
+        if not self._run_cpu_taken and now >= self.totals.start:
+            self.totals.start_cpu = self._cpu()  # the run's CPU starts with its figures
+            self._run_cpu_taken = True
         while now >= self.window.due:
             w = self.window
             w.end, w.end_cpu = w.due, self._cpu()
             self._closed.append(w)
             self.window = self._new_window(w.due)
 
-    def _both(self, at: float | None = None) -> tuple[Counts, Counts]:
+    def _both(self, at: float | None = None, stage: int = 0) -> tuple[Counts, Counts]:
+        """The open window and the phase (warmup or run) an event of ``stage`` counts in."""
         self._roll(self._clock() if at is None else max(at, self.window.start))
-        return self.window, self.totals
+        return self.window, (self.warmup if stage == WARMUP else self.totals)
 
     # --- events ------------------------------------------------------------------------
 
-    def record_sent(self, n_rows: int, nbytes: int, behind_s: float = 0.0) -> None:
-        """A new batch went out, ``behind_s`` after its slot in the pacing schedule."""
-        for c in self._both():
+    def record_sent(self, n_rows: int, nbytes: int, behind_s: float = 0.0, stage: int = 0) -> None:
+        """A new batch went out, ``behind_s`` after its slot in the pacing schedule, in
+        ``stage`` (see :meth:`stage_now`)."""
+        for c in self._both(stage=stage):
             c.rows += n_rows
             c.bytes += nbytes
             c.behind.append(behind_s)
             histogram.record_seconds(c.behind_hist, behind_s)
+        self.stage_tally.sent(stage, n_rows, nbytes)
 
     def record_resent(self, n_rows: int) -> None:
         for c in self._both():
@@ -158,14 +150,16 @@ class Meter:
             c.resent_rows += n_rows
 
     def record_acked(
-        self, n_rows: int, nbytes: int, latency_s: float, at: float | None = None
+        self, n_rows: int, nbytes: int, latency_s: float, at: float | None = None, stage: int = 0
     ) -> None:
-        """An ack arrived (at ``at`` on the monotonic clock, default now)."""
-        for c in self._both(at):
+        """An ack arrived (at ``at`` on the monotonic clock, default now) for a batch
+        sent in ``stage``."""
+        for c in self._both(at, stage):
             c.acked_rows += n_rows
             c.acked_bytes += nbytes
             c.latencies.append(latency_s)
             histogram.record_seconds(c.ack_hist, latency_s)
+        self.stage_tally.acked(stage, n_rows, nbytes)
 
     def record_sdk_retries(self, n: int) -> None:
         for c in self._both():
@@ -197,6 +191,17 @@ class Meter:
             w.end, w.end_cpu = now, self._cpu()
         return self._line(w, in_flight_batches, in_flight_bytes, ids)
 
+    def _target(self, start: float, end: float) -> dict[str, Any]:
+        """A window's target rate, stage and warmup, from the schedule (wall times)."""
+        if self.schedule is None:
+            return {"target_bps": None, "stage": None, "warmup": False}
+        a, b = start - self.origin, end - self.origin
+        return {
+            "target_bps": round(self.schedule.mean_bps(a, b), 1),
+            "stage": self.schedule.stage_ending_at(b),
+            "warmup": self.schedule.in_warmup(b),
+        }
+
     def _line(self, w: Counts, in_flight_batches: int, in_flight_bytes: int, ids: dict) -> dict:
         assert w.end is not None and w.end_cpu is not None and w.window_start is not None
         seconds = max(w.end - w.start, 1e-9)
@@ -210,6 +215,7 @@ class Meter:
             "partial": partial,
             "start": round(start, 3),
             "end": round(end, 3),
+            **self._target(start, end),
             "rows": w.rows,
             "bytes": w.bytes,
             "mb_per_s": round(w.bytes / seconds / MB, 3),
@@ -230,13 +236,20 @@ class Meter:
             "rss_mib": round(rss_mib(), 1),
         }
 
+    # --- the summary ----------------------------------------------------------------------
+
     def summary(self, unacked_rows: int, **extra: Any) -> dict[str, Any]:
+        """The summary line. Its run figures leave warmup out: the sending window runs
+        from the end of warmup (or the first send) to the end of sending; with no
+        sending after warmup it is empty (``send_start``/``send_end`` null)."""
         t = self.totals
         now = self._clock()
         end = self.end_mono if self.end_mono is not None else now
-        seconds = max(end - t.start, 1e-9)
-        cpu = self._cpu() - t.start_cpu
-        return {
+        ran = end > t.start
+        seconds = max(end - t.start, 0.0)
+        secs = max(seconds, 1e-9)
+        cpu = self._cpu() - t.start_cpu if self._run_cpu_taken else 0.0
+        out: dict[str, Any] = {
             "type": "summary",
             **extra,
             "rows_sent": t.rows,
@@ -245,12 +258,12 @@ class Meter:
             "bytes_acked": t.acked_bytes,
             "seconds": round(seconds, 3),
             "drain_seconds": round(now - end, 3),
-            # The sending window (first append to the end of sending), epoch seconds: a
-            # run's throughput is acked bytes over the union of its workers' windows.
-            "send_start": round(t.start + self._to_wall, 3),
-            "send_end": round(end + self._to_wall, 3),
-            "mb_per_s": round(t.acked_bytes / seconds / MB, 3),
-            "rows_per_s": round(t.acked_rows / seconds, 1),
+            # The sending window (the end of warmup to the end of sending), epoch
+            # seconds: a run's throughput is acked bytes over the union of its workers'.
+            "send_start": round(t.start + self._to_wall, 3) if ran else None,
+            "send_end": round(end + self._to_wall, 3) if ran else None,
+            "mb_per_s": round(t.acked_bytes / secs / MB, 3),
+            "rows_per_s": round(t.acked_rows / secs, 1),
             **t.latency_ms(),
             "ack_hist_us": histogram.encode(t.ack_hist),
             **t.behind_ms(),
@@ -263,4 +276,22 @@ class Meter:
             "cpu_s": round(cpu, 3),
             "cpu_s_per_gb": cpu_s_per_gb(cpu, t.bytes),
             "peak_rss_mib": round(peak_rss_mib(), 1),
+        }
+        if self.schedule is not None:
+            out.update(self._schedule_fields(t.start, end, ran))
+        return out
+
+    def _schedule_fields(self, start: float, end: float, ran: bool) -> dict[str, Any]:
+        """The summary's warmup totals, mean target over the sending window, and stages."""
+        assert self.schedule is not None
+        a, b = start - self.origin_mono, end - self.origin_mono
+        w = self.warmup
+        return {
+            "target_bps": round(self.schedule.mean_bps(a, b) if ran else 0.0, 1),
+            "warmup_seconds": round(self.schedule.warmup_s, 3),
+            "warmup_rows_sent": w.rows,
+            "warmup_rows_acked": w.acked_rows,
+            "warmup_bytes_sent": w.bytes,
+            "warmup_bytes_acked": w.acked_bytes,
+            "stages": self.stage_tally.lines(self.schedule),
         }

@@ -29,8 +29,11 @@ CHANNEL_SEQ_STRIDE = 2**48
 SUMMED = (
     "rows_sent", "rows_acked", "bytes_sent", "bytes_acked", "resent_batches", "resent_rows",
     "channel_reopens", "sdk_retries", "errors", "unacked_rows", "gen_cpu_s", "loop_cpu_s",
-    "sdk_append_cpu_s", "own_cpu_s", "append_own_cpu_s", "rows_generated",
+    "sdk_append_cpu_s", "own_cpu_s", "append_own_cpu_s", "rows_generated", "target_bps",
+    "warmup_rows_sent", "warmup_rows_acked", "warmup_bytes_sent", "warmup_bytes_acked",
 )  # fmt: skip
+#: The per-stage totals of the summary that add up across channels.
+STAGE_SUMMED = ("target_bps", "rows", "bytes", "acked_rows", "acked_bytes")
 
 
 def channel_config(cfg: WorkerConfig, channel: int) -> WorkerConfig:
@@ -39,6 +42,7 @@ def channel_config(cfg: WorkerConfig, channel: int) -> WorkerConfig:
     return dataclasses.replace(
         cfg,
         target_bps=cfg.target_bps / n,
+        stages=None if cfg.stages is None else tuple(s.scaled(1 / n) for s in cfg.stages),
         max_inflight_bytes=max(cfg.batch_bytes, cfg.max_inflight_bytes // n),
         first_seq=channel * CHANNEL_SEQ_STRIDE,
         channel_index=channel,
@@ -120,8 +124,15 @@ def merge_summaries(parts: list[dict[str, Any]], cfg: WorkerConfig) -> dict[str,
         if any(key in p for p in parts):
             out[key] = round(sum(p.get(key) or 0 for p in parts), 3)
     out["seconds"] = max(p["seconds"] for p in parts)
-    out["mb_per_s"] = round(out["bytes_sent"] / max(out["seconds"], 1e-9) / MB, 3)
-    out["rows_per_s"] = round(out["rows_sent"] / max(out["seconds"], 1e-9), 1)
+    # acked over the sending window, as a one-channel worker's summary says
+    out["mb_per_s"] = round(out["bytes_acked"] / max(out["seconds"], 1e-9) / MB, 3)
+    out["rows_per_s"] = round(out["rows_acked"] / max(out["seconds"], 1e-9), 1)
+    starts = [p["send_start"] for p in parts if p.get("send_start") is not None]
+    ends = [p["send_end"] for p in parts if p.get("send_end") is not None]
+    out["send_start"] = min(starts) if starts else None
+    out["send_end"] = max(ends) if ends else None
+    if any("stages" in p for p in parts):
+        out["stages"] = merge_stages([p.get("stages") or [] for p in parts])
     out.update(ack_fields(histogram.merge(p["ack_hist_us"] for p in parts if p.get("ack_hist_us"))))
     for key in ("cpu_s", "peak_rss_mib", "drain_seconds"):  # the process's, or the longest
         out[key] = max(p.get(key) or 0 for p in parts)
@@ -133,8 +144,22 @@ def merge_summaries(parts: list[dict[str, Any]], cfg: WorkerConfig) -> dict[str,
         out["error"] = "; ".join(errors)
     else:
         out.pop("error", None)
-    out.update(shortfall(cfg, out["seconds"], out["bytes_sent"]))
+    out.update(shortfall(cfg, out))
     return out
+
+
+def merge_stages(parts: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The worker's per-stage totals from its channels': each stage's target and
+    counts added up."""
+    merged: dict[int, dict[str, Any]] = {}
+    for stages in parts:
+        for st in stages:
+            into = merged.setdefault(int(st["stage"]), {**st, **dict.fromkeys(STAGE_SUMMED, 0)})
+            for key in STAGE_SUMMED:
+                into[key] += st.get(key) or 0
+    for st in merged.values():
+        st["target_bps"] = round(st["target_bps"], 3)
+    return [merged[i] for i in sorted(merged)]
 
 
 class MultiChannelWorker:

@@ -1,11 +1,16 @@
-"""Pacing: hold a byte rate steady over long runs without drift.
+"""Pacing: follow a byte-rate schedule over long runs without drift.
 
-``Pacer`` is a virtual-schedule token bucket (GCRA): each ``acquire(n)`` books ``n``
-bytes at ``rate`` bytes/s after the previous booking and sleeps until that slot
-comes. Because the schedule, not the time of the last wake-up, advances, oversleeping
-is paid back by the next bookings and the long-run rate is exact. If the caller falls
-behind (a slow batch, a GC pause) it may catch up by at most ``burst_seconds`` of
-traffic, so a stall is never followed by an unbounded burst.
+``Pacer`` is a virtual-schedule token bucket (GCRA) along a :class:`.schedule.Schedule`
+(a constant rate is a schedule of one stage): each ``acquire(n)`` books the next ``n``
+bytes of the schedule and sleeps until their slot comes, the time at which the
+schedule's integral reaches them. Because the schedule, not the time of the last
+wake-up, advances, oversleeping is paid back by the next bookings, the long-run rate
+is exact, and the bytes booked over any stretch of the schedule are its integral:
+through ramps and steps alike. The schedule runs from ``origin`` on the caller's clock
+(the run's agreed start), so every worker given the same origin ramps together. If
+the caller falls behind (a slow batch, a GC pause) it may catch up by at most
+``burst_seconds`` of the schedule; the rest of the stall is skipped (``skipped_bytes``),
+so a stall is never followed by an unbounded burst.
 
 ``behind()`` says how late a send is against the schedule, before any catch-up is
 forgiven: what a stalled caller's next batch reports as its delay.
@@ -18,37 +23,56 @@ and sleeps less often. A worker wants that: each wake-up starts on cold caches.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
+
+from .schedule import Schedule
 
 
 class Pacer:
     def __init__(
         self,
-        rate: float,
+        rate: float | Schedule,
         *,
+        origin: float | None = None,
         burst_seconds: float = 0.25,
         sleep_quantum: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if not rate > 0:
-            raise ValueError(f"rate must be > 0 bytes/s, got {rate!r}")
-        if burst_seconds < 0:
+        """``rate``: bytes/s, or a schedule; ``origin``: when the schedule starts, on
+        ``clock`` (default: now)."""
+        if not isinstance(rate, Schedule):
+            if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
+                raise ValueError(f"rate must be a finite number > 0 bytes/s, got {rate!r}")
+            rate = Schedule.constant(float(rate), 1.0)  # goes on at its rate past the end
+        if not burst_seconds >= 0:
             raise ValueError(f"burst_seconds must be >= 0, got {burst_seconds!r}")
-        if sleep_quantum < 0:
+        if not sleep_quantum >= 0:
             raise ValueError(f"sleep_quantum must be >= 0, got {sleep_quantum!r}")
-        self.rate = float(rate)
+        self.schedule = rate
         self.burst_seconds = float(burst_seconds)
         self.sleep_quantum = float(sleep_quantum)
         self._clock = clock
         self._sleep = sleep
-        self._next = clock()
+        self.origin = clock() if origin is None else float(origin)
+        #: Bytes of the schedule booked or skipped so far (its integral up to _next).
+        self._position = 0.0
+        self._next = self.origin
+        #: Bytes of the schedule a stall skipped (beyond the bounded catch-up).
+        self.skipped_bytes = 0.0
 
     @property
     def booked_until(self) -> float:
         """When the bytes booked so far are due to have gone, on ``clock``."""
         return self._next
+
+    @property
+    def position(self) -> float:
+        """How far along the schedule the bookings are, in bytes: those booked plus
+        those skipped."""
+        return self._position
 
     def behind(self) -> float:
         """How far past its slot in the schedule a send now is (0 when ahead): the
@@ -62,10 +86,14 @@ class Pacer:
         the schedule is less than ``sleep_quantum`` ahead."""
         now = self._clock()
         earliest = now - self.burst_seconds
-        if self._next < earliest:
+        if self._next < earliest:  # a stall: skip all of it but the catch-up allowed
+            caught_up = self.schedule.bytes_until(earliest - self.origin)
+            self.skipped_bytes += max(0.0, caught_up - self._position)
+            self._position = max(self._position, caught_up)
             self._next = earliest
         wait = self._next - now
-        self._next += nbytes / self.rate
+        self._position += nbytes
+        self._next = self.origin + self.schedule.time_for(self._position)
         return wait if wait > 0 and wait >= self.sleep_quantum else 0.0
 
     def acquire(self, nbytes: int) -> float:

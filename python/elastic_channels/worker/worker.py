@@ -38,7 +38,8 @@ class Worker:
         self.out = out
         self.source = BatchSource(cfg)
         self.ledger = Ledger()
-        self.meter = Meter(cfg.window_s)
+        #: Replaced when sending starts (``loop.run_worker``), on the run's schedule.
+        self.meter = Meter(cfg.window_s, schedule=cfg.schedule())
         self.acks = AckInbox()
         self.channel = Channel(cfg, self.source.append_mode, self.acks.on_answer, session_factory)
         self._stopping = False
@@ -140,7 +141,9 @@ class Worker:
                 if not self.ledger.holds(batch) or batch.channel_epoch != batch_epoch:
                     continue  # a late answer from a channel already replaced
                 self.ledger.settle(batch)
-                self.meter.record_acked(batch.n_rows, batch.nbytes, at - batch.appended_at, at=at)
+                self.meter.record_acked(
+                    batch.n_rows, batch.nbytes, at - batch.appended_at, at=at, stage=batch.stage
+                )
 
     def _recover(self, deadline: float) -> None:
         """Replace a dead channel and append every unacked batch on the new one.
@@ -172,7 +175,11 @@ class Worker:
         self.out.flush()
 
     def _ids(self) -> dict[str, Any]:
-        return {"run_id": self.cfg.run_id, "worker_id": self.cfg.worker_id}
+        return {
+            "run_id": self.cfg.run_id,
+            "worker_id": self.cfg.worker_id,
+            **self.cfg.scenario_ids(),
+        }
 
     def _emit_window(self) -> None:
         self._emit(
@@ -206,18 +213,22 @@ class Worker:
             own_cpu_s=round(self.loop_cpu_s - sdk, 3),
             append_own_cpu_s=round(self.append_cpu_s - sdk, 3),
         )
-        summary.update(shortfall(self.cfg, summary["seconds"], summary["bytes_sent"]))
+        summary.update(shortfall(self.cfg, summary))
         return summary
 
 
-def shortfall(cfg: WorkerConfig, seconds: float, bytes_sent: int) -> dict[str, Any]:
-    """Whether a run sent less than its target asked for (a stall, a dead channel,
-    back-pressure), and by how much: more than two batches or 2% short counts."""
-    due = cfg.target_bps * seconds
-    short = max(0.0, due - bytes_sent)
+def shortfall(cfg: WorkerConfig, summary: dict[str, Any]) -> dict[str, Any]:
+    """Whether a run sent less than its schedule asked for over its sending window (a
+    stall, a dead channel, back-pressure), and by how much: more than two batches or 2%
+    short counts. ``target_bps``: the schedule's mean over that window."""
+    target = summary.get("target_bps")
+    if target is None:
+        target = cfg.target_bps
+    due = float(target) * float(summary["seconds"])
+    short = max(0.0, due - summary["bytes_sent"])
     under = short > max(2 * cfg.batch_bytes, 0.02 * due)
     return {
-        "target_bps": cfg.target_bps,
+        "target_bps": target,
         "under_target": under,
         "short_mb": round(short / MB, 3) if under else 0.0,
     }
