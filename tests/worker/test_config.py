@@ -19,6 +19,8 @@ from elastic_channels.worker.config import (
     load_config,
     worker_id_from_env,
 )
+from elastic_channels.worker.schedule import Schedule, Stage
+from elastic_channels.worker.settings import flag_args
 
 #: Flags naming a target with no profile (a real account would look like this).
 ACCOUNT = ["--account", "ACME", "--user", "U", "--database", "DB", "--schema", "S"]
@@ -223,12 +225,52 @@ def test_worker_id_flag_beats_every_variable():
         (["--sdk-property", "novalue"], {}, "--sdk-property expects KEY=VALUE"),
         ([], {"SNOWPIPE_SDK_PROPERTIES": "{nope"}, "SNOWPIPE_SDK_PROPERTIES is not JSON"),
         ([], {"SNOWPIPE_SDK_PROPERTIES": "[1]"}, "SNOWPIPE_SDK_PROPERTIES must be a JSON object"),
+        (["--stages", "[]"], {}, "--stages (STAGES) must be a non-empty JSON list of stages"),
+        ([], {"STAGES": '[{"seconds": 5}]'}, "--stages (STAGES): stages[0].from_bps is missing"),
+        (
+            ["--stages", '[{"seconds": 5, "from_bps": 1e6, "to_bps": 0}]'],
+            {},
+            "--stages (STAGES): stages[0].to_bps must be a finite number > 0, got 0",
+        ),
+        (["--warmup-seconds", "-1"], {}, "--warmup-seconds (WARMUP_SECONDS) must be 0 to 86400"),
+        ([], {"WARMUP_SECONDS": "soon"}, "WARMUP_SECONDS must be a number, got 'soon'"),
+        (["--scenario-name", "my step"], {}, "--scenario-name (SCENARIO_NAME) must be 1 to 64"),
+        ([], {"SCENARIO_HASH": "xyz"}, "--scenario-hash (SCENARIO_HASH) must be 1 to 128 hex"),
     ],
 )
 def test_bad_values_name_the_flag_or_variable(argv, env, message):
     with pytest.raises(ConfigError) as info:
         load_config([*ACCOUNT, *argv], {**NO_ORDINAL, **env})
     assert message in str(info.value)
+
+
+def test_the_schedule_is_one_stage_of_the_target_without_stages():
+    cfg = load_config([*ACCOUNT, "--target-bps", "5e6", "--duration-seconds", "30"], NO_ORDINAL)
+    assert cfg.stages is None and cfg.warmup_s == 0
+    assert cfg.schedule() == Schedule([Stage(30, 5e6, 5e6)])
+    assert cfg.scenario_ids() == {"scenario": None, "scenario_hash": None}
+
+
+def test_stages_warmup_and_scenario_from_flags_or_environment():
+    stages = '[{"seconds": 10, "from_bps": 1e6, "to_bps": 1e6}, '
+    stages += '{"seconds": 20, "from_bps": 1e6, "to_bps": 3e6}]'
+    env = {**NO_ORDINAL, "STAGES": stages, "WARMUP_SECONDS": "4", "SCENARIO_NAME": "ramp"}
+    env["SCENARIO_HASH"] = "AbC123"
+    cfg = load_config([*ACCOUNT, "--target-bps", "5e6"], env)
+    want = Schedule([Stage(10, 1e6, 1e6), Stage(20, 1e6, 3e6)], warmup_s=4)
+    assert cfg.schedule() == want and cfg.schedule().end == 34
+    assert cfg.scenario_ids() == {"scenario": "ramp", "scenario_hash": "AbC123"}
+    flags = ["--stages", '[{"seconds": 1, "from_bps": 2, "to_bps": 2}]', "--warmup-seconds", "0"]
+    cfg = load_config([*ACCOUNT, *flags, "--scenario-name", "x"], env)  # flags win
+    assert cfg.schedule() == Schedule([Stage(1, 2, 2)])
+    assert cfg.scenario_name == "x"
+
+
+def test_flag_args_pass_stages_on_as_json():
+    args = flag_args({"stages": [Stage(2, 1e6, 3e6)], "warmup_seconds": 1.5})
+    assert args[0] == "--stages" and args[2:] == ["--warmup-seconds", "1.5"]
+    cfg = load_config([*ACCOUNT, *args], NO_ORDINAL)
+    assert cfg.stages == (Stage(2, 1e6, 3e6),) and cfg.warmup_s == 1.5
 
 
 def test_missing_pieces_are_named(tmp_path):
@@ -461,6 +503,11 @@ def test_help_works(tmp_path):
         "WORKER_ID",
         "JOB_COMPLETION_INDEX",
         "RUN_ID",
+        "--stages",
+        "[STAGES]",
+        "--warmup-seconds",
+        "--scenario-name",
+        "--scenario-hash",
     ):
         assert text in done.stdout, text
     assert "default: None" not in done.stdout  # those flags name their default in words
