@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import Path
+from .errors import Path, close_match
 from .figures import FIGURES
 from .model import Scenario, Search, Stage
 
@@ -99,8 +99,6 @@ def _destination(s: Scenario) -> Found:
 
 
 def _thresholds(s: Scenario) -> Found:
-    from .validate import close_match  # validate imports this module
-
     out: Found = []
     for figure, bound in s.thresholds.items():
         at: Path = ("thresholds", figure)

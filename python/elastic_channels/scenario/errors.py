@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Path", "Problem", "ScenarioError", "format_path"]
+__all__ = ["Path", "Problem", "ScenarioError", "close_match", "format_path"]
 
 #: A key path: mapping keys and list indexes from the top (``("stages", 2, "mbps")``).
 Path = tuple[str | int, ...]
@@ -39,3 +40,12 @@ class ScenarioError(ValueError):
         self.where = where
         self.problems = tuple(problems)
         super().__init__("\n".join(p.text(where) for p in self.problems))
+
+
+def close_match(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` when a known word is close, else the known words."""
+    known = list(known)
+    near = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    if near:
+        return f" (did you mean {near[0]!r}?)"
+    return f" (known: {', '.join(known)})"

@@ -8,7 +8,6 @@ what was expected in words taken from the model's own types, and what was found.
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 import typing
@@ -19,11 +18,11 @@ import msgspec.inspect as mi
 from yaml.nodes import Node
 
 from . import checks
-from .errors import Path, Problem, ScenarioError
+from .errors import Path, Problem, ScenarioError, close_match
 from .model import NAME_PATTERN, Scenario
 from .yaml_source import line_of, show, value_at
 
-__all__ = ["close_match", "to_scenario"]
+__all__ = ["to_scenario"]
 
 _PATTERN_TEXT = {NAME_PATTERN: "1 to 64 letters, digits, _ . or -"}
 _ERROR = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>.*)`)?$", re.S)
@@ -53,15 +52,6 @@ def to_scenario(data: Any, where: str, root: Node | None = None) -> Scenario:
     if found:
         fail(found)
     return scenario
-
-
-def close_match(word: str, known: typing.Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` when a known word is close, else the known words."""
-    known = list(known)
-    near = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
-    if near:
-        return f" (did you mean {near[0]!r}?)"
-    return f" (known: {', '.join(known)})"
 
 
 def _unwrap(tp: Any) -> Any:
