@@ -28,5 +28,5 @@ def test_a_threshold_may_name_each_figure_and_no_other() -> None:
     s = load_text("name: t\nstages: [{seconds: 1, mbps: 1}]\nthresholds:\n" + lines)
     assert tuple(s.thresholds) == FIGURES
     bad = "name: t\nstages: [{seconds: 1, mbps: 1}]\nthresholds: {mbps: {max: 1}}\n"
-    with pytest.raises(ScenarioError, match="thresholds.mbps: not a figure a threshold can name"):
+    with pytest.raises(ScenarioError, match=r"thresholds\.mbps: not a figure a threshold can name"):
         load_text(bad)
