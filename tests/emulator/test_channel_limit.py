@@ -132,10 +132,18 @@ def test_serve_takes_the_limit_in_mb_per_s_and_refuses_what_is_not_one(capsys):
     args = _serve_parser().parse_args(["serve", "--data-dir", "d", "--channel-limit-mbps", "4"])
     assert args.channel_limit_mbps == 4.0
     assert _serve_parser().parse_args(["serve", "--data-dir", "d"]).channel_limit_mbps is None
-    for bad in ("0", "-2", "nan", "fast"):
+    assert args.channel_limit_burst_seconds == 1.0
+    args = _serve_parser().parse_args(
+        ["serve", "--data-dir", "d", "--channel-limit-burst-seconds", "0.25"]
+    )
+    assert args.channel_limit_burst_seconds == 0.25
+    for flag, bad in [
+        *(("--channel-limit-mbps", x) for x in ("0", "-2", "nan", "inf", "fast")),
+        *(("--channel-limit-burst-seconds", x) for x in ("0", "-1", "nan", "61")),
+    ]:
         with pytest.raises(SystemExit):
-            _serve_parser().parse_args(["serve", "--data-dir", "d", "--channel-limit-mbps", bad])
-        assert "--channel-limit-mbps" in capsys.readouterr().err
+            _serve_parser().parse_args(["serve", "--data-dir", "d", flag, bad])
+        assert flag in capsys.readouterr().err
 
 
 def test_every_scoped_token_is_distinct():

@@ -259,8 +259,16 @@ def add_serve(sub: Any) -> None:
         help="each channel's throughput limit in MB/s (10^6 bytes, uncompressed: inline "
         "rows and file-mode fragments alike), as Snowflake limits a channel: a request "
         "over it is answered 429 and nothing of it is taken, so the SDK sends it again; "
-        "a burst of 1 s worth is allowed; the elastic channel is one per client "
-        "(default: no limit)",
+        "the elastic channel is one per client (default: no limit)",
+    )
+    s.add_argument(
+        "--channel-limit-burst-seconds",
+        type=finite_seconds(positive=True, at_most=60),
+        default=1.0,
+        metavar="S",
+        help="with --channel-limit-mbps: how much a channel may send at once, in seconds' "
+        "worth of the limit (default 1); a channel sending over the limit by D MB/s is "
+        "throttled only after S * X / D seconds",
     )
     s.add_argument(
         "--duration-seconds",
@@ -325,6 +333,7 @@ def serve(args: argparse.Namespace) -> int:
         answer_delay_s=args.answer_delay_seconds,
         channel_limit_bps=None if args.channel_limit_mbps is None
         else args.channel_limit_mbps * 1e6,
+        channel_limit_burst_s=args.channel_limit_burst_seconds,
         sink_check=not args.no_sink_check,
         table_format=args.table_format, server_names=tuple(args.server_name),
         limits=HttpLimits(
