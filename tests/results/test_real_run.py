@@ -31,10 +31,13 @@ def test_a_real_run_recorded_and_compared_with_itself(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
-    home = tmp_path / ".elastic-channels"
-    path = results.record(result, home)
+    # run wrote its result file itself, and says where in --json
+    path = tmp_path / result["result_file"]
+    assert path.parent == tmp_path / ".elastic-channels" / "results"
     doc = results.load(path)
-    assert doc["run"] == result
+    added = ("result_file", "thresholds_checked", "thresholds_held")
+    assert doc["run"] == {k: v for k, v in result.items() if k not in added}
+    assert result["thresholds_held"] is None and result["thresholds_checked"] == []
     figures = doc["figures"]
     assert set(FIGURE_NAMES) <= set(figures)
     totals = result["totals"]

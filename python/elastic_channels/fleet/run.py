@@ -31,7 +31,14 @@ from ..scenario.run_args import add_arguments, constant_bps, describe, run_scena
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, resolve
 from . import local, report
-from .run_output import finish_monitor, print_tables, say_last_words, start_monitor, write_chart
+from .run_output import (
+    finish_monitor,
+    print_tables,
+    record_result,
+    say_last_words,
+    start_monitor,
+    write_chart,
+)
 from .run_target import TargetError, open_target
 from .run_target import account_problem as _account_problem  # noqa: F401 (tests)
 from .verify import verify_landed
@@ -236,9 +243,11 @@ def _run(
         "failed_workers": failed,
         "chart": str(chart) if chart.exists() else None,
     }
+    held = record_result(result, DEFAULT_HOME)
     if args.json:
         print(json.dumps(result))
     ok = not failed and len(summaries) == s.workers and (landed is None or landed["lost"] == 0)
+    ok = ok and held
     ice = (landed or {}).get("iceberg")
     if ice and ice["run_rows_read_by_pyiceberg"] != landed["rows_landed"]:  # type: ignore[index]
         print("the Iceberg table read by pyiceberg disagrees with the SQL count", file=sys.stderr)

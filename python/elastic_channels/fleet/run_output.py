@@ -12,7 +12,10 @@ from ..model import METRICS_TABLE_NAME
 from . import local, report
 from .verify import describe
 
-__all__ = ["finish_monitor", "print_tables", "say_last_words", "start_monitor", "write_chart"]
+__all__ = [
+    "finish_monitor", "print_tables", "record_result", "say_last_words", "start_monitor",
+    "write_chart",
+]  # fmt: skip
 
 
 def say_last_words(workers: list[local.WorkerProc]) -> None:
@@ -84,3 +87,29 @@ def write_chart(
         return "no chart: no complete window was reported"
     write_chart(path, fleet, run_id, totals)
     return f"chart: {path}"
+
+
+def record_result(result: dict[str, Any], home: Path) -> bool:
+    """Write the run's result file (``home/results``, docs/RESULTS.md) and say where,
+    then each threshold of its scenario, held or not. Adds ``result_file`` to
+    ``result``. False when a threshold did not hold (or could not be checked); a result
+    file that cannot be written is said, and the run's outcome is its own."""
+    from .. import results
+
+    doc = results.document(result)
+    try:
+        path = results.write(doc, home)
+        result["result_file"] = str(path)
+        print(f"result: {path} (elastic-channels runs lists it; compare sets runs side by "
+              "side)", file=sys.stderr)  # fmt: skip
+    except (OSError, results.ResultError) as e:
+        result["result_file"] = None
+        print(f"no result file: {e}", file=sys.stderr)
+    if doc["thresholds_error"]:
+        print(f"thresholds cannot be checked: {doc['thresholds_error']}", file=sys.stderr)
+    for outcome in doc["thresholds"]:
+        word = "held" if outcome["held"] else "NOT HELD"
+        print(f"threshold {word}: {outcome['text']}", file=sys.stderr)
+    result["thresholds_checked"] = doc["thresholds"]
+    result["thresholds_held"] = doc["thresholds_held"]
+    return doc["thresholds_held"] is not False
