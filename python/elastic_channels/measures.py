@@ -65,7 +65,9 @@ def run_throughput(summaries: Iterable[Mapping[str, Any]]) -> dict[str, float | 
     over the sending window (the first worker's first append to the last worker's end
     of sending: ``send_start``/``send_end`` of the workers' summaries; the drain of the
     last acks is not sending). ``seconds``, ``mb_per_s``, ``rows_per_s``; None when no
-    summary says when it sent."""
+    summary says when it sent. Warmup is outside it: a worker's summary starts its
+    sending window at the end of warmup and counts only the bytes and rows sent after
+    it (``worker.meter``)."""
     timed = [s for s in summaries if s and s.get("send_start") and s.get("send_end")]
     if not timed:
         return {"seconds": None, "mb_per_s": None, "rows_per_s": None}

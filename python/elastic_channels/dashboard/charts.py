@@ -21,6 +21,7 @@ __all__ = [
     "bars",
     "lines",
     "money_axis",
+    "shaded",
     "share_bars",
     "time_axis",
     "utc_text",
@@ -124,3 +125,25 @@ def lines(df: pd.DataFrame, series: Sequence[str], x_title: str, y_title: str) -
             ],
         )
     )
+
+
+def shaded(chart: alt.Chart, spans: pd.DataFrame, label: str) -> alt.LayerChart:
+    """``chart`` over shaded stretches of time: the rows of ``spans`` from ``T0`` to
+    ``T`` (UTC), each said by ``label`` in its tooltip (warmup windows, say)."""
+    spans = spans[["T0", "T"]].assign(
+        what=label, start=utc_text(spans["T0"]), end=utc_text(spans["T"])
+    )
+    rect = (
+        alt.Chart(spans)
+        .mark_rect(opacity=0.15, color="orange")
+        .encode(
+            x=alt.X("T0:T", scale=alt.Scale(type="utc")),
+            x2="T:T",
+            tooltip=[
+                alt.Tooltip("what", type="nominal", title=None),
+                alt.Tooltip("start", type="nominal", title="from (UTC)"),
+                alt.Tooltip("end", type="nominal", title="to (UTC)"),
+            ],
+        )
+    )
+    return alt.layer(rect, chart)

@@ -17,8 +17,10 @@ __all__ = [
     "REQUIRED",
     "RUN_COUNTS",
     "SERIES",
+    "TARGET_LABEL",
     "TOTALS",
     "UNACKED_AT_END",
+    "WARMUP_LABEL",
     "MetricsColumns",
 ]
 
@@ -36,6 +38,8 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "mb_s": ("MB_PER_SEC", "MB_PER_S", "MBPS"),
     "rows_s": ("ROWS_PER_SEC", "ROWS_PER_S"),
     "target_bps": ("TARGET_BPS", "TARGET_BYTES_PER_SEC"),
+    "warmup": ("WARMUP",),
+    "stage": ("STAGE",),
     "workers": ("WORKERS_REPORTING", "WORKERS"),
     "ack_p50": ("ACK_P50_MS", "ACK_LATENCY_P50_MS"),
     "ack_p99": ("ACK_P99_MS", "ACK_LATENCY_P99_MS"),
@@ -85,6 +89,11 @@ TOTALS = (
 #: (column of the totals query, label in the per-worker table) of the run's counts.
 RUN_COUNTS = (("RESENDS", "resends"), ("SDK_RETRIES", "SDK retries"), ("ERRORS", "errors"))
 REQUIRED = ("run", "worker", "end")
+#: The fleet series' columns beside :data:`SERIES`: the window's target MB/s (the
+#: schedule's, the fleet's: its workers' added up), whether it is warmup (1/0), and
+#: when it started (``T0``; ``T`` is its end).
+TARGET_LABEL = "target MB/s"
+WARMUP_LABEL = "warmup"
 #: The per-worker table's column of rows unacknowledged when the worker ended.
 UNACKED_AT_END = "unacked rows at end"
 

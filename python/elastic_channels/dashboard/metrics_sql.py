@@ -25,8 +25,10 @@ from .metrics_columns import (
     LAST_WINDOW_FIGURES,
     RUN_COUNTS,
     SERIES,
+    TARGET_LABEL,
     TOTALS,
     UNACKED_AT_END,
+    WARMUP_LABEL,
     MetricsColumns,
 )
 from .statement import Binder, Statement
@@ -86,7 +88,9 @@ def fleet_series(
     series = [(c, label) for c, label in SERIES if m.has(c)]
     base = f"FROM {TABLE} WHERE {_run(b, run_id)} AND NOT {m.flag('is_summary')}"
     if fleet_rows and m.has("is_fleet"):
-        listed = ", ".join(f'{m.col(c)} AS "{label}"' for c, label in series)
+        listed = ", ".join(
+            [f'{m.col(c)} AS "{label}"' for c, label in series] + _shape(m, per_row=True)
+        )
         kept = f" AND coalesce({m.col('workers')}, 1) > 0" if m.has("workers") else ""
         if all(m.has(c) for c in ("partial", "start", "window_seconds")):
             covered = d.diff_ms(m.col("start"), m.col("end"))
@@ -102,11 +106,30 @@ def fleet_series(
     for c, label in series:
         if c != "workers":
             cols.append(f'{FLEET_AGG[c]}({m.col(c)}) AS "{label}"')
+    cols += _shape(m, per_row=False)
     sql = (
         f"SELECT {t} AS T, {', '.join(cols)} {base} AND NOT {m.flag('is_fleet')} "
         f"GROUP BY {t} ORDER BY T"
     )
     return Statement(sql, b.params)
+
+
+def _shape(m: MetricsColumns, *, per_row: bool) -> list[str]:
+    """The load shape's columns of the fleet series, those the table has: the window's
+    target MB/s, 1 for a warmup window (else 0), and its start ``T0``; of a fleet row
+    (``per_row``), else of a bucket of the workers' windows (their targets added up,
+    warmup if any of them is)."""
+    out = []
+    if m.has("target_bps"):
+        target = m.col("target_bps")
+        out.append(f'{target if per_row else f"sum({target})"} / 1e6 AS "{TARGET_LABEL}"')
+    if m.has("warmup"):
+        warm = f"CASE WHEN {m.flag('warmup')} THEN 1 ELSE 0 END"
+        out.append(f'{warm if per_row else f"max({warm})"} AS "{WARMUP_LABEL}"')
+    if m.has("start"):
+        start = m.col("start")
+        out.append(f"{start if per_row else f'min({start})'} AS T0")
+    return out
 
 
 def _first(*exprs: str | None) -> str:
@@ -123,7 +146,8 @@ def _per_worker(d: Dialect, b: Binder, run_id: str, m: MetricsColumns) -> str:
     """Two CTEs, ``PER0`` and ``PER``: one row per worker (``WID``) with its run totals
     (``S_<total>`` from its summary row, ``W_<total>`` summed over its windows), its
     acknowledged bytes and rows and sending window (``ACKED_BYTES``, ``ACKED_ROWS``,
-    ``SEND_START`` in epoch seconds, ``SEND_SECONDS``), its last window's end
+    ``SEND_START`` in epoch seconds, ``SEND_SECONDS``; warmup left out: the summary
+    line's figures, or the windows after warmup), its last window's end
     (``LAST_END``), its state as the monitor wrote it (``OWN_STATE``), and from its
     summary row its error and unacknowledged rows."""
     s = m.flag("is_summary")
@@ -136,6 +160,11 @@ def _per_worker(d: Dialect, b: Binder, run_id: str, m: MetricsColumns) -> str:
     acked_rows = _first(
         *(f"CAST({m.col(c)} AS DOUBLE)" for c in ("acked_rows", "rows") if m.has(c)), null
     )
+    # a summary row's ROWS_ACKED is the whole run's; its line's rows_acked leaves warmup
+    # out, as its bytes_acked and sending window do
+    acked_rows_s = _first(m.raw_number(d, "rows_acked"), acked_rows)
+    # the windows that count towards a rate: not warmup's (outside the run's figures)
+    run_w = f"{w} AND NOT {m.flag('warmup')}"
     start = _first(
         m.raw_number(d, "start"),
         d.epoch_s(m.col("start")) if m.has("start") else None,
@@ -161,14 +190,14 @@ def _per_worker(d: Dialect, b: Binder, run_id: str, m: MetricsColumns) -> str:
             cols.append(f"sum({_when(s, m.col(c))}) AS S_{label}")
             cols.append(f"sum({_when(w, m.col(c))}) AS W_{label}")
     cols += [
-        f"sum({_when(w, acked_w)}) AS W_ACKED_BYTES",
+        f"sum({_when(run_w, acked_w)}) AS W_ACKED_BYTES",
         f"max({_when(s, acked_s)}) AS S_ACKED_BYTES",
-        f"sum({_when(w, acked_rows)}) AS W_ACKED_ROWS",
-        f"max({_when(s, acked_rows)}) AS S_ACKED_ROWS",
+        f"sum({_when(run_w, acked_rows)}) AS W_ACKED_ROWS",
+        f"max({_when(s, acked_rows_s)}) AS S_ACKED_ROWS",
         f"max({_when(s, summary_s)}) AS S_SECONDS",
         f"max({_when(s, send_start or null)}) AS S_SEND_START",
         f"max({_when(s, send_end or null)}) AS S_SEND_END",
-        f"min({_when(w, start)}) AS W_SEND_START",
+        f"min({_when(run_w, start)}) AS W_SEND_START",
         f"max({_when(w, m.col('end'))}) AS LAST_END",
     ]
     if m.has("start"):

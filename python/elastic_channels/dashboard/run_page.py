@@ -18,7 +18,9 @@ __all__ = ["NO_METRICS", "main"]
 
 TITLE = "Run"
 NO_METRICS = "No metrics yet for this run"
-TARGET = "target MB/s"
+TARGET = m.TARGET_LABEL
+WARMUP = m.WARMUP_LABEL
+WARMUP_SAID = "warmup (outside the run's figures)"
 STALE_MIN_S = 10.0
 #: Up to this many landed rows, duplicates and lost are counted once the run is over:
 #: that needs a distinct count of the run's TXIDs, ~0.4 s for 2M rows on 2 cores and
@@ -146,6 +148,29 @@ def _landed(
         st.caption(f"Lost is unknown: {_lost_unknown(cols, workers)}.")
 
 
+def _add_target(src: DataSource, run_id: str, cols: m.MetricsColumns, df: pd.DataFrame) -> None:
+    """The target line: the schedule's per window when the rows carry it (the fleet's:
+    its workers' added up), else a per-worker target times the workers reporting."""
+    if TARGET in df.columns and pd.to_numeric(df[TARGET], errors="coerce").notna().any():
+        st.caption(
+            "Target: the load shape's, per window (the workers' targets added up)."
+            + (" Shaded: warmup windows, outside the run's figures." if _warm(df).any() else "")
+        )
+        return
+    if TARGET in df.columns:  # a column of nulls: the rows do not carry it
+        del df[TARGET]
+    target = _target(src, run_id, cols)
+    if target > 0 and "workers reporting" in df.columns:
+        df[TARGET] = target * df["workers reporting"]
+
+
+def _warm(df: pd.DataFrame) -> pd.Series:
+    """Which windows are warmup (False where the table does not say)."""
+    if WARMUP not in df.columns:
+        return pd.Series(False, index=df.index)
+    return pd.to_numeric(df[WARMUP], errors="coerce").fillna(0) > 0
+
+
 def _target(src: DataSource, run_id: str, cols: m.MetricsColumns) -> float:
     """Per-worker target MB/s: from the workers' lines when they carry it, else typed."""
     known = load(src, m.target_bps(src.dialect, run_id, cols))["TARGET_BPS"].iloc[0]
@@ -176,9 +201,8 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns, window: float 
         st.info(f"{NO_METRICS}: no windows yet.")
         return
     st.caption(f"Per window, from {how}. Times in UTC.")
-    target = _target(src, run_id, cols)
-    if target > 0 and "workers reporting" in df.columns:
-        df[TARGET] = target * df["workers reporting"]
+    _add_target(src, run_id, cols, df)
+    warm = df[_warm(df)] if "T0" in df.columns else df.iloc[0:0]
     grid = st.columns(2)
     drawn = 0
     for title, y_title, labels in CHARTS:
@@ -193,10 +217,13 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns, window: float 
             else:
                 plot = df[["T"]].assign(**{c: values[c] for c in present})
                 chart = charts.lines(plot, present, "window end (UTC)", y_title)
+                if not warm.empty:
+                    chart = charts.shaded(chart, warm, WARMUP_SAID)
                 st.altair_chart(chart, width="stretch")
         drawn += 1
     with st.expander("table"):
-        shown = df.assign(T=charts.utc_text(df["T"])).rename(columns={"T": "window end (UTC)"})
+        shown = df.drop(columns=["T0"], errors="ignore").assign(T=charts.utc_text(df["T"]))
+        shown = shown.rename(columns={"T": "window end (UTC)"})
         st.dataframe(shown, hide_index=True, key="fleet_series")
 
 

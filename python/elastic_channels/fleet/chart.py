@@ -9,15 +9,30 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from ..measures import MB
+from .report import window_seconds_covered
 
 
 def write_chart(
     path: Path, windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None = None
 ) -> None:
+    """The run's chart (:func:`draw`) as a PNG at ``path``."""
+    fig = draw(windows, title, run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def draw(windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None = None) -> Figure:
     """Fleet MB/s and ack latency per window. A window some workers did not report in
     full (the first and last of a run: partial, or a worker already done) is drawn as a
     hollow grey point, its rate over the part it covers, apart from the full windows.
-    ``run``: the run's totals (``fleet_totals``), whose MB/s goes in the title."""
+    When the windows carry a target (the fleet's, ``target_bps``) it is drawn beside
+    the achieved rate, and warmup windows are shaded (they are outside the run's
+    figures). ``run``: the run's totals (``fleet_totals``), whose MB/s goes in the
+    title."""
     workers = max(int(w.get("workers") or 0) for w in windows)
     sent = [w for w in windows if w.get("rows")]  # not the drain's windows: acks only
     full = [w for w in sent if not w.get("partial") and w.get("workers") == workers]
@@ -30,6 +45,19 @@ def write_chart(
             marker="o", markerfacecolor="none", color="grey",
             label="partial window (not every worker, or not the whole window)",
         )  # fmt: skip
+    targets = [w for w in sent if w.get("target_bps") is not None]
+    if targets:
+        top.plot(
+            [w["t"] for w in targets], [float(w["target_bps"]) / MB for w in targets],
+            linestyle="--", color="black", alpha=0.7, label="target MB/s",
+        )  # fmt: skip
+    warm = [w for w in windows if w.get("warmup")]
+    if warm:
+        first = min(w["t"] - window_seconds_covered(w) for w in warm)
+        last = max(w["t"] for w in warm)
+        label = "warmup (outside the run's figures)"
+        top.axvspan(first, last, color="tab:orange", alpha=0.15, label=label)
+        bottom.axvspan(first, last, color="tab:orange", alpha=0.15)
     top.legend(loc="lower center", fontsize="small")
     t = [w["t"] for w in windows]
     top.set_ylabel("MB/s (all workers)")
@@ -54,6 +82,4 @@ def write_chart(
         + (f", {rate:.1f} MB/s acked over the sending window" if rate is not None else "")
     )
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return fig

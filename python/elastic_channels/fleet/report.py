@@ -94,12 +94,24 @@ def format_window(w: dict[str, Any]) -> str:
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{v:.0f}"
 
+    target = w.get("target_bps")
     return (
         f"[{w['t']:7.1f}s] {w['workers']:3d} workers {w['mb_per_s']:9.1f} MB/s "
-        f"{w['rows_per_s']:>11,.0f} rows/s  ack p50 {ms(w['ack_p50_ms'])} ms "
+        + (f"(target {target / MB:.1f}) " if target is not None else "")
+        + f"{w['rows_per_s']:>11,.0f} rows/s  ack p50 {ms(w['ack_p50_ms'])} ms "
         f"p99 {ms(w['ack_p99_ms'])} ms  in flight {w['in_flight_bytes'] / MB:.1f} MB"
+        + ("  warmup (outside the run's figures)" if w.get("warmup") else "")
         + ("  (partial window: rates over the part it covers)" if w.get("partial") else "")
     )
+
+
+def stage_text(w: dict[str, Any]) -> str | None:
+    """A window's phase for a table: ``warmup``, its stage's number, or None (a run
+    without a schedule)."""
+    if w.get("warmup"):
+        return "warmup"
+    stage = w.get("stage")
+    return None if stage is None else str(stage)
 
 
 SUMMARY_COLUMNS = [
@@ -150,8 +162,10 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
 
 WINDOW_COLUMNS = [
     ("window (UTC)", "clock", "{}"),
+    ("stage", "stage_text", "{}"),
     ("workers", "workers", "{}"),
     ("rows", "rows", "{:,}"),
+    ("target MB/s", "target_mb_per_s", "{:.1f}"),
     ("MB/s", "mb_per_s", "{:.1f}"),
     ("rows/s", "rows_per_s", "{:,.0f}"),
     ("ack p50 ms", "ack_p50_ms", "{:.0f}"),
@@ -162,22 +176,49 @@ WINDOW_COLUMNS = [
 
 
 def windows_table(windows: list[dict[str, Any]], run: dict[str, Any] | None = None) -> str:
-    """The fleet windows (as the metrics table holds them), one line each, and the run:
-    its rates from ``run`` (``fleet_totals``: acked bytes over the sending window, the
-    one definition), not from the windows' span, which starts before the first send."""
+    """The fleet windows (as the metrics table holds them), one line each, with their
+    stage (``warmup`` for warmup's) and target, and the run: its rates from ``run``
+    (``fleet_totals``: acked bytes over the sending window, the one definition, warmup
+    left out), not from the windows' span, which starts before the first send; its rows
+    and mean target over the windows after warmup."""
     import datetime as dt
 
     rows = [
         {**w, "clock": dt.datetime.fromtimestamp(float(w["window_start"]), dt.timezone.utc)
-         .strftime("%H:%M:%S")}
+         .strftime("%H:%M:%S"), "stage_text": stage_text(w), "target_mb_per_s": _mb(w)}
         for w in windows
     ]  # fmt: skip
-    total_rows = sum(int(w.get("rows") or 0) for w in windows)
+    kept = [w for w in windows if not w.get("warmup")]
     total = {
         "clock": "run",
-        "workers": max((int(w.get("workers") or 0) for w in windows), default=0),
-        "rows": total_rows,
+        "stage_text": "after warmup" if len(kept) < len(windows) else None,
+        "workers": max((int(w.get("workers") or 0) for w in kept), default=0),
+        "rows": sum(int(w.get("rows") or 0) for w in kept),
+        "target_mb_per_s": mean_target_mb(kept),
         "mb_per_s": (run or {}).get("mb_per_s"),
         "rows_per_s": (run or {}).get("rows_per_s"),
     }
     return text_table.render(WINDOW_COLUMNS, rows, total)
+
+
+def _mb(w: dict[str, Any]) -> float | None:
+    target = w.get("target_bps")
+    return None if target is None else float(target) / MB
+
+
+def window_seconds_covered(w: dict[str, Any]) -> float:
+    """The seconds a window covers: from its first start (its ``window_start`` when not
+    said) to its last end, else its length."""
+    try:
+        return max(float(w["end"]) - float(w.get("start") or w["window_start"]), 0.0)
+    except (KeyError, TypeError, ValueError):
+        return float(w.get("window_seconds") or 0)
+
+
+def mean_target_mb(windows: list[dict[str, Any]]) -> float | None:
+    """The mean target MB/s over ``windows`` (weighted by the seconds each covers), or
+    None when none carries one."""
+    timed = [(float(w["target_bps"]), window_seconds_covered(w)) for w in windows
+             if w.get("target_bps") is not None and w.get("rows")]  # fmt: skip
+    seconds = sum(s for _, s in timed)
+    return sum(t * s for t, s in timed) / seconds / MB if seconds > 0 else None

@@ -282,9 +282,12 @@ class Meter:
         return out
 
     def _schedule_fields(self, start: float, end: float, ran: bool) -> dict[str, Any]:
-        """The summary's warmup totals, mean target over the sending window, and stages."""
+        """The summary's warmup totals, mean target over the sending window (the part
+        of it the schedule covers: a constant rate's is that rate, however late sending
+        ended), and stages."""
         assert self.schedule is not None
-        a, b = start - self.origin_mono, end - self.origin_mono
+        a = start - self.origin_mono
+        b = min(end - self.origin_mono, self.schedule.end)
         w = self.warmup
         return {
             "target_bps": round(self.schedule.mean_bps(a, b) if ran else 0.0, 1),
