@@ -146,4 +146,4 @@ def shaded(chart: alt.Chart, spans: pd.DataFrame, label: str) -> alt.LayerChart:
             ],
         )
     )
-    return alt.layer(rect, chart)
+    return alt.LayerChart(layer=[rect, chart])

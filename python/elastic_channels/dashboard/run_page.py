@@ -217,9 +217,8 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns, window: float 
             else:
                 plot = df[["T"]].assign(**{c: values[c] for c in present})
                 chart = charts.lines(plot, present, "window end (UTC)", y_title)
-                if not warm.empty:
-                    chart = charts.shaded(chart, warm, WARMUP_SAID)
-                st.altair_chart(chart, width="stretch")
+                drawing = charts.shaded(chart, warm, WARMUP_SAID) if not warm.empty else chart
+                st.altair_chart(drawing, width="stretch")
         drawn += 1
     with st.expander("table"):
         shown = df.drop(columns=["T0"], errors="ignore").assign(T=charts.utc_text(df["T"]))
