@@ -12,6 +12,7 @@ import pytest
 
 from elastic_channels.fleet.find_max import (
     Judge,
+    OnlineSearch,
     SearchPlan,
     plan_from,
     run_search,
@@ -293,6 +294,22 @@ def test_run_search_stops_the_workers_once_and_reports():
     assert "highest rate held: 4 MB/s a worker" in text
     assert "acked 4.5 MB/s a worker, under 4.75" in text
     assert len(text.splitlines()) == 3 + len(report["steps"])
+
+
+def test_an_online_search_stops_once_and_its_last_step_needs_the_run_to_end():
+    p = plan(top=6)
+    stops = []
+    search = OnlineSearch(p, lambda: stops.append(1), workers=2)
+    for w in windows(p, acked=capped(4.5)):
+        search.on_window(w)
+    assert stops == [1] and search.stopped
+    assert search.report(ran_to_end=True)["ran_to_end"] is False  # stopped: not to the end
+    clean = OnlineSearch(p, lambda: stops.append(2))
+    for w in windows(p):
+        clean.on_window(w)
+    assert stops == [1] and not clean.stopped
+    assert clean.report(ran_to_end=False)["held_mbps"] == 5  # the last step not seen out
+    assert clean.report(ran_to_end=True)["held_mbps"] == 6
 
 
 def test_nothing_held_when_the_first_step_breaks():

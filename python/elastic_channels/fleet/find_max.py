@@ -13,6 +13,8 @@ workers' acked bytes over those windows are at least 95% of what the step asked:
 only asked for is not a rate held (OpenMessaging Benchmark's pull #329 fixed a search
 that settled on a rate its producers never reached). The search stops at the first step
 that does not hold; no later step counts.
+
+:class:`OnlineSearch` is the same for a runner that pushes windows (``on_window``).
 """
 
 from __future__ import annotations
@@ -31,9 +33,36 @@ from .find_max_plan import (
 )
 
 __all__ = [
-    "BOUND_KEYS", "HOLD_FRACTION", "MAX_STEPS", "Break", "Judge", "SearchPlan", "StepTally",
-    "plan_from", "run_search", "stages_for",
+    "BOUND_KEYS", "HOLD_FRACTION", "MAX_STEPS", "Break", "Judge", "OnlineSearch", "SearchPlan",
+    "StepTally", "plan_from", "run_search", "stages_for",
 ]  # fmt: skip
+
+
+class OnlineSearch:
+    """The search around a run that pushes its fleet windows (``fleet/local.watch``
+    emits one when every live worker has reported it): ``on_window`` each, in time order;
+    ``stop()`` is called once, at the first break (the runner SIGTERMs its workers: they
+    drain); ``report`` at the end."""
+
+    def __init__(
+        self, plan: SearchPlan, stop: Callable[[], None], *, workers: int | None = None
+    ) -> None:
+        self.judge = Judge(plan, workers=workers)
+        self._stop = stop
+        self.stopped = False
+
+    def on_window(self, window: Mapping[str, Any]) -> None:
+        self.judge.feed(window)
+        if self.judge.done and not self.stopped:
+            self.stopped = True
+            self._stop()
+
+    def report(
+        self, *, ran_to_end: bool, context: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The result (``find_max_report``). ``ran_to_end``: every worker completed its
+        schedule (then the last step was held for a full step); False once stopped."""
+        return self.judge.report(ran_to_end=ran_to_end and not self.stopped, context=context)
 
 
 def run_search(
@@ -50,12 +79,8 @@ def run_search(
     workers: they drain), and return the report. ``workers``: how many should report in
     every window (fewer breaks the step); ``ran_to_end()``: asked at the end, whether the
     run completed its schedule (then its last step was held for a full step);
-    ``context``: what the report says about the run (see ``Judge.report``)."""
-    judge = Judge(plan, workers=workers)
-    stopped = False
+    ``context``: what the report says about the run (see ``find_max_report``)."""
+    search = OnlineSearch(plan, stop, workers=workers)
     for window in windows:
-        judge.feed(window)
-        if judge.done and not stopped:
-            stopped = True
-            stop()
-    return judge.report(ran_to_end=not stopped and ran_to_end(), context=context)
+        search.on_window(window)
+    return search.report(ran_to_end=not search.stopped and ran_to_end(), context=context)
