@@ -6,6 +6,7 @@ but ``burst_seconds`` of it, the skipped bytes accounted for exactly."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -217,3 +218,40 @@ def test_a_constant_rate_is_a_one_stage_schedule() -> None:
         pacer.acquire(10_000)
     assert clock.now - 1000.0 == pytest.approx(9.99)
     assert math.isclose(pacer.position, 10_000_000)
+
+
+def send_like_the_worker(window_phase: float | None) -> tuple[Schedule, list[float]]:
+    """Send 1000-byte batches as the worker's loop does (send, then book the batch and
+    sleep what the pacer asks) with a 0.25 s sleep quantum, over a schedule whose last
+    stage starts between window boundaries; returns each send's schedule time."""
+    sched = Schedule([Stage(2, 1e5, 1e5), Stage(2, 1e5, 3e5), Stage(1.5, 2e5, 2e5)], warmup_s=1.0)
+    clock = FakeClock()
+    pacer = Pacer(
+        sched, origin=clock.now, sleep_quantum=0.25, clock=clock, sleep=clock.sleep,
+        window_s=None if window_phase is None else 1.0,
+        window_phase=clock.now + (window_phase or 0.0),
+    )  # fmt: skip
+    sent: list[float] = []
+    while clock.now - pacer.origin < sched.end - 1e-9:
+        sent.append(clock.now - pacer.origin)
+        wait = pacer.delay(1000)
+        if wait > 0:
+            clock.sleep(wait)
+    return sched, sent
+
+
+def test_a_sleep_quantum_never_runs_ahead_into_the_next_window_or_stage() -> None:
+    sched, sent = send_like_the_worker(window_phase=0.0)
+
+    def sent_in(a: float, b: float) -> int:
+        return 1000 * sum(1 for t in sent if a - 1e-9 <= t < b - 1e-9)
+
+    # Each 1 s window sends what the schedule gives it, to a batch: not up to a quarter
+    # second of the next window's (25 to 75 kB here).
+    for k in range(7):
+        due = sched.bytes_between(k, k + 1)
+        assert abs(sent_in(k, k + 1) - due) <= 1000, (k, sent_in(k, k + 1), due)
+    # And each stage (6.5 s is no window boundary) gets its own integral, to a batch.
+    edges = [0.0, *sched.boundaries, sched.end]
+    for a, b in itertools.pairwise(edges):
+        assert abs(sent_in(a, b) - sched.bytes_between(a, b)) <= 1000, (a, b)

@@ -33,7 +33,13 @@ def run_worker(w: Worker) -> dict[str, Any]:
     origin = cfg.start_at if cfg.start_at is not None else time.time()
     schedule = cfg.schedule().aligned(origin, cfg.window_s)
     w.meter = Meter(cfg.window_s, schedule=schedule, origin=origin)
-    pacer = Pacer(schedule, origin=w.meter.origin_mono, sleep_quantum=cfg.sleep_quantum_s)
+    pacer = Pacer(
+        schedule,
+        origin=w.meter.origin_mono,
+        sleep_quantum=cfg.sleep_quantum_s,
+        window_s=cfg.window_s,
+        window_phase=w.meter.window.due,  # a window boundary: what each window sends is its own
+    )
     deadline = w.meter.origin_mono + schedule.end
     expected = cfg.batch_bytes
     loop_t0 = time.thread_time()

@@ -18,11 +18,16 @@ forgiven: what a stalled caller's next batch reports as its delay.
 With ``sleep_quantum`` > 0 the pacer asks for a wait only once the schedule is at
 least that far ahead, and then for all of it: bookings still follow the same
 schedule, so the long-run rate is unchanged, but the caller sends in short bursts
-and sleeps less often. A worker wants that: each wake-up starts on cold caches.
+and sleeps less often. A worker wants that: each wake-up starts on cold caches. It
+never runs ahead across a barrier, though: a window boundary (every ``window_s`` from
+``window_phase``) or the start of a stage. A booking whose slot lies past the next
+barrier is waited for however short the wait, so what goes out in a window, or a
+stage, is what the schedule gives it (to a batch), not up to a quantum of the next.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from collections.abc import Callable
@@ -38,11 +43,14 @@ class Pacer:
         origin: float | None = None,
         burst_seconds: float = 0.25,
         sleep_quantum: float = 0.0,
+        window_s: float | None = None,
+        window_phase: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """``rate``: bytes/s, or a schedule; ``origin``: when the schedule starts, on
-        ``clock`` (default: now)."""
+        ``clock`` (default: now); ``window_s``/``window_phase``: the metrics windows'
+        length and one of their boundaries on ``clock`` (None: no window barriers)."""
         if not isinstance(rate, Schedule):
             if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
                 raise ValueError(f"rate must be a finite number > 0 bytes/s, got {rate!r}")
@@ -51,6 +59,10 @@ class Pacer:
             raise ValueError(f"burst_seconds must be >= 0, got {burst_seconds!r}")
         if not sleep_quantum >= 0:
             raise ValueError(f"sleep_quantum must be >= 0, got {sleep_quantum!r}")
+        if window_s is not None and not window_s > 0:
+            raise ValueError(f"window_s must be > 0, got {window_s!r}")
+        self.window_s = window_s
+        self.window_phase = float(window_phase)
         self.schedule = rate
         self.burst_seconds = float(burst_seconds)
         self.sleep_quantum = float(sleep_quantum)
@@ -91,10 +103,23 @@ class Pacer:
             self.skipped_bytes += max(0.0, caught_up - self._position)
             self._position = max(self._position, caught_up)
             self._next = earliest
-        wait = self._next - now
+        slot = self._next
+        wait = slot - now
         self._position += nbytes
         self._next = self.origin + self.schedule.time_for(self._position)
-        return wait if wait > 0 and wait >= self.sleep_quantum else 0.0
+        if wait <= 0:
+            return 0.0
+        return wait if wait >= self.sleep_quantum or self._barrier_before(now, slot) else 0.0
+
+    def _barrier_before(self, now: float, slot: float) -> bool:
+        """Whether a window boundary or a stage's start lies in ``(now, slot]``."""
+        if self.window_s is not None:
+            k = math.floor((now - self.window_phase) / self.window_s + 1e-9) + 1
+            if self.window_phase + k * self.window_s <= slot:
+                return True
+        starts = self.schedule.boundaries
+        i = bisect.bisect_right(starts, now - self.origin)
+        return i < len(starts) and self.origin + starts[i] <= slot
 
     def acquire(self, nbytes: int) -> float:
         """Waits until ``nbytes`` may go; returns the time slept."""

@@ -164,6 +164,11 @@ class Schedule:
         """Whether a stretch ending at ``t`` lies within warmup."""
         return self.warmup_s > 0 and t <= self.warmup_s + END_SLACK_S
 
+    @property
+    def boundaries(self) -> tuple[float, ...]:
+        """Where each stage after the first segment starts (the end of warmup too)."""
+        return tuple(self._starts[1:])
+
     def stage_start(self, index: int) -> float:
         """When stage ``index`` starts."""
         return self.warmup_s + sum(s.seconds for s in self.stages[:index])
