@@ -26,10 +26,10 @@ pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming 
 
 LIMIT_MBPS = 4.0
 STEP_MBPS = 1.0
-#: Steps of 2, 3, ... 8 MB/s, 4 s each (1 s windows: three judged a step), after 2 s of
-#: warmup; the search stops at 5 at the latest, so the run is over in about 25 s.
+#: Steps of 2, 3, ... 8 MB/s, 3 s each (1 s windows: two judged a step), after 2 s of
+#: warmup; the search stops at 5 at the latest, so the test is over in about 20 s.
 SEARCH = {
-    "start_mbps": 2, "step_mbps": STEP_MBPS, "max_mbps": 8, "step_seconds": 4,
+    "start_mbps": 2, "step_mbps": STEP_MBPS, "max_mbps": 8, "step_seconds": 3,
     "bounds": {"behind_p99_ms": 1000, "ack_p99_ms": None, "errors": 0, "sdk_retries": None},
 }  # fmt: skip
 #: The whole run's bound: its stages, the SDK's start, the drain.
@@ -66,7 +66,7 @@ def test_the_search_finds_the_channel_limit_within_a_step_and_names_the_bound(tm
             "--profile", str(profile), "--run-id", "find-max", "--worker-id", "0",
             "--stages", json.dumps(stages_for(plan)), "--window-seconds", "1",
             "--warmup-seconds", "2", "--batch-bytes", "250000", "--sleep-quantum-ms", "50",
-            "--max-inflight-bytes", "16000000", "--retry-backoff-seconds", "60",
+            "--max-inflight-bytes", "8000000", "--retry-backoff-seconds", "60",
             "--connect-timeout-seconds", "30", "--drain-timeout-seconds", "30",
         ]  # fmt: skip
         with WorkerRun(
