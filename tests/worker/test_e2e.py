@@ -168,7 +168,7 @@ def test_stages_after_warmup_are_followed_window_by_window(emu, profile, tmp_pat
         {"seconds": 2, "from_bps": 4e6, "to_bps": 4e6},
     ]
     extra = ["--stages", json.dumps(stages), "--warmup-seconds", "1", "--batch-bytes", "25000"]
-    extra += ["--sleep-quantum-ms", "10", "--scenario-name", "two-steps"]
+    extra += ["--scenario-name", "two-steps"]  # the default sleep quantum: 250 ms
     extra += ["--scenario-hash", "5eed"]
     args = worker_args(profile, run_id, worker_id=worker_id, target_bps=1e6, duration_s=1)
     result = run_worker([*args, *extra], tmp_path, timeout_s=60)
