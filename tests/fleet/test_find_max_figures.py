@@ -1,5 +1,6 @@
 """``plan --figures`` takes a find-max result: the rate a worker held for a full step,
-with that step's CPU-seconds per GB and RSS, named with where it was found."""
+with that step's CPU-seconds per GB and RSS (the shipped local worker's when the result
+carries none), named with where it was found."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from elastic_channels.fleet import plan as planmod
 from elastic_channels.fleet.find_max import Judge, plan_from
 from elastic_channels.fleet.find_max_figures import figures_document
-from elastic_channels.fleet.plan import REFERENCE_FIGURES
+from elastic_channels.fleet.plan import FIGURES_DIR, REFERENCE_FIGURES
 
 MB = 1e6
 
@@ -95,12 +96,32 @@ def test_a_run_result_holding_the_search_is_read_through(tmp_path, capsys):
     assert o["snowflake"] and o["target"] == "Snowflake (an account)"
 
 
+def test_a_result_without_cpu_or_rss_takes_the_shipped_local_workers(tmp_path, capsys):
+    shipped = json.loads((FIGURES_DIR / "local_worker_file_mode.json").read_text())
+    path = tmp_path / "no-cpu.json"
+    path.write_text(json.dumps(find_max_report(35, cpu_s_per_gb=None)))
+    code, p, err = plan_json(path, capsys)
+    assert code == 0, err
+    f = p["sizings"][0]["figures"]
+    assert f["cpu_s_per_gb"] == shipped["cpu_s_per_gb"]  # lent
+    assert f["rss_mib_per_pod"] == 100  # its own
+    assert f"cpu_s_per_gb not in the result: the shipped {shipped['label']}'s" in f["source"]
+    path.write_text(json.dumps(find_max_report(35, cpu_s_per_gb=None, rss_mib=None)))
+    code, p, err = plan_json(path, capsys)
+    f = p["sizings"][0]["figures"]
+    assert (f["cpu_s_per_gb"], f["rss_mib_per_pod"]) == (
+        shipped["cpu_s_per_gb"],
+        shipped["rss_mib_per_pod"],
+    )
+    assert "cpu_s_per_gb and rss_mib not in the result" in f["source"]
+
+
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
         (find_max_report(5), r"the search held no step \(a bound broke: .*\): no rate"),
-        (find_max_report(35, cpu_s_per_gb=None), r"cpu_s_per_gb is None: plan needs it"),
-        (find_max_report(35, rss_mib=0), r"rss_mib is 0: plan needs it"),
+        (find_max_report(35, cpu_s_per_gb=0), r"cpu_s_per_gb is 0: expected a number > 0"),
+        (find_max_report(35, rss_mib="a lot"), r"rss_mib is 'a lot': expected a number > 0"),
         (find_max_report(35, context={"channels": 0}), r"context.channels is 0: expected"),
         (PLAIN_RESULT, r"no find-max result in it"),
     ],

@@ -9,14 +9,17 @@ the run was (machine, date, versions) when the report's own ``context`` does not
 What plan reads of it: ``held_mbps`` is what one worker carried (plan's
 ``per_vcpu_mbps``: the reference's pods and every shipped figure are one vCPU; the
 machine's line says what the workers ran on), over its channels (``per_channel_mbps``);
-``cpu_s_per_gb`` and ``rss_mib`` are the held step's, and plan needs both: a result
-without them is refused, naming them.
+``cpu_s_per_gb`` and ``rss_mib`` are the held step's; a result that does not carry them
+(its windows had no CPU or RSS figures) is given the shipped local worker's
+(``figures/local_worker_file_mode.json``), and its source line says so.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from .find_max_report import KIND
@@ -86,6 +89,16 @@ def _bound_text(report: Mapping[str, Any]) -> str:
     return str(ended) if isinstance(ended, str) else "not recorded"
 
 
+#: Whose CPU-s/GB and RSS a result without its own is given: the local worker through
+#: the real SDK in file mode (the SDK's defaults, as on an account).
+FALLBACK_FIGURES = Path(__file__).with_name("figures") / "local_worker_file_mode.json"
+
+
+def _fallback() -> dict[str, Any]:
+    data = json.loads(FALLBACK_FIGURES.read_text())
+    return data if isinstance(data, dict) else {}
+
+
 def figures_document(data: Any, where: str) -> dict[str, Any]:
     """The figures object ``plan.parse_figures`` takes, from a find-max result;
     ValueError naming ``where`` and what is missing."""
@@ -98,9 +111,13 @@ def figures_document(data: Any, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: the search held no step ({report.get('ended')}): no "
                          "rate to plan from")  # fmt: skip
     held = _positive(where, "held_mbps", held, "expected the MB/s a worker held, > 0")
-    needs = "plan needs it (the held step's windows carried no CPU or RSS figures)"
-    cpu = _positive(where, "cpu_s_per_gb", report.get("cpu_s_per_gb"), needs)
-    rss = _positive(where, "rss_mib", report.get("rss_mib"), needs)
+    borrowed = [k for k in ("cpu_s_per_gb", "rss_mib") if report.get(k) is None]
+    fallback = _fallback() if borrowed else {}
+    lend = {"cpu_s_per_gb": "cpu_s_per_gb", "rss_mib": "rss_mib_per_pod"}
+    own = {k: fallback.get(lend[k]) if k in borrowed else report.get(k) for k in lend}
+    expected = "expected a number > 0 (or none: the shipped local worker's is taken)"
+    cpu = _positive(where, "cpu_s_per_gb", own["cpu_s_per_gb"], expected)
+    rss = _positive(where, "rss_mib", own["rss_mib"], expected)
     given = report.get("context")
     context: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     holder = data if is_run_result(data) else {}
@@ -122,10 +139,16 @@ def figures_document(data: Any, where: str) -> dict[str, Any]:
     origin = {k: v for k, v in origin.items() if isinstance(v, str) and v}
     origin["snowflake"] = context.get("target") == "account"
     workers = report.get("workers")
+    lent = (
+        f"; {' and '.join(borrowed)} not in the result: the shipped "
+        f"{fallback.get('label', 'local worker')}'s"
+        if borrowed else ""
+    )  # fmt: skip
     return {
         "label": f"find-max {date}" if date else "find-max",
         "source": f"{where}: the highest rate held for a full step"
-        + (f" by each of {workers} workers" if isinstance(workers, int) else ""),
+        + (f" by each of {workers} workers" if isinstance(workers, int) else "")
+        + lent,
         "per_vcpu_mbps": held,
         "per_channel_mbps": held / channels,
         "cpu_s_per_gb": cpu,
