@@ -211,6 +211,7 @@ def test_a_run_stopped_in_warmup_has_no_sending_window() -> None:
     s = meter.summary(10)
     assert (s["send_start"], s["send_end"], s["seconds"]) == (None, None, 0.0)
     assert s["rows_sent"] == 0 and s["warmup_rows_sent"] == 10 and s["stages"][0]["rows"] == 0
+    assert s["target_bps"] == 2e6  # the rate the run was to start at
 
 
 def test_without_a_schedule_windows_say_no_target() -> None:

@@ -278,10 +278,10 @@ class Meter:
             "peak_rss_mib": round(peak_rss_mib(), 1),
         }
         if self.schedule is not None:
-            out.update(self._schedule_fields(t.start, end, ran))
+            out.update(self._schedule_fields(t.start, end))
         return out
 
-    def _schedule_fields(self, start: float, end: float, ran: bool) -> dict[str, Any]:
+    def _schedule_fields(self, start: float, end: float) -> dict[str, Any]:
         """The summary's warmup totals, mean target over the sending window (the part
         of it the schedule covers: a constant rate's is that rate, however late sending
         ended), and stages."""
@@ -290,7 +290,8 @@ class Meter:
         b = min(end - self.origin_mono, self.schedule.end)
         w = self.warmup
         return {
-            "target_bps": round(self.schedule.mean_bps(a, b) if ran else 0.0, 1),
+            # with no sending after warmup, the rate the run was to start at
+            "target_bps": round(self.schedule.mean_bps(a, b), 1),
             "warmup_seconds": round(self.schedule.warmup_s, 3),
             "warmup_rows_sent": w.rows,
             "warmup_rows_acked": w.acked_rows,
