@@ -118,10 +118,10 @@ def _run_cli(*argv: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_prints_both_formats() -> None:
-    native = _run_cli("--database", "DEMO", "--print")
+    native = _run_cli("--database", "DEMO", "--print", "--upgrade")
     assert native.returncode == 0, native.stderr
     assert native.stdout == setup.render(setup.statements("DEMO", "PUBLIC"))
-    argv = ["--database", "DEMO", "--print", "--table-format", "iceberg"]
+    argv = ["--database", "DEMO", "--print", "--upgrade", "--table-format", "iceberg"]
     iceberg = _run_cli(*argv, "--external-volume", "VOL", "--base-location", "sales/rs")
     assert iceberg.returncode == 0, iceberg.stderr
     want = setup.statements(

@@ -266,7 +266,7 @@ def test_missing_settings_give_one_error_before_any_request(
 def test_print_needs_no_account_settings(
     fake_sql_api: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rc = setup_cli.main(["--database", "DEMO", "--print"])
+    rc = setup_cli.main(["--database", "DEMO", "--print", "--upgrade"])
     out, err = capsys.readouterr()
     assert (rc, err) == (0, "")
     assert out == ddl.render(ddl.statements("DEMO", "PUBLIC"))
