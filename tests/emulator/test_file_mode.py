@@ -73,8 +73,8 @@ def test_the_sdk_in_file_mode_lands_every_row_once(emu, tmp_path):
     delta = Delta(emu)
     _run(emu, tmp_path, "file-mode", 3)
     assert landed(emu, "file-mode") == 3 * CHUNK
-    # The SDK may merge appends into one flush; none of them went inline.
-    assert delta["file_fragments"] >= 2 and delta["appends_acked"] == 0
+    # The SDK may merge appends, all three into one flush on a busy box; none went inline.
+    assert delta["file_fragments"] >= 1 and delta["appends_acked"] == 0
     assert delta["stage_uploads"] == delta["file_fragments"]
 
 
