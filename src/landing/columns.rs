@@ -20,11 +20,13 @@ pub enum ColumnKind {
     Boolean,
     Double,
     Date,
+    /// VARIANT: a JSON value's text (`variant.rs`).
+    Variant,
 }
 
 impl ColumnKind {
     /// A kind from its name (`varchar`, `number`, `timestamp_tz`, `timestamp_ntz`,
-    /// `boolean`, `double`, `date`) and its parameters (0 where none).
+    /// `boolean`, `double`, `date`, `variant`) and its parameters (0 where none).
     pub fn from_spec(
         kind: &str,
         precision: u32,
@@ -48,6 +50,7 @@ impl ColumnKind {
             "boolean" => ColumnKind::Boolean,
             "double" => ColumnKind::Double,
             "date" => ColumnKind::Date,
+            "variant" => ColumnKind::Variant,
             _ => return Err(format!("unknown column kind {kind:?}")),
         })
     }
@@ -75,7 +78,7 @@ pub enum ColumnData {
 impl ColumnData {
     pub fn new(kind: ColumnKind) -> Self {
         match kind {
-            ColumnKind::Varchar { .. } => ColumnData::Utf8 {
+            ColumnKind::Varchar { .. } | ColumnKind::Variant => ColumnData::Utf8 {
                 offsets: vec![0],
                 data: Vec::new(),
             },

@@ -7,9 +7,9 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::columns::ColumnData;
+use super::columns::{ColumnData, ColumnKind};
 use super::value::{cast, Json};
-use super::Column;
+use super::{variant, Column};
 
 /// Why a line is left to the SQL path (the reason is not reported: that path words it).
 #[derive(Debug)]
@@ -70,8 +70,14 @@ impl<'de> Visitor<'de> for RowVisitor<'_> {
                 return Err(de::Error::custom("duplicated key"));
             }
             self.seen[i] = true;
-            let value = Json::of(raw.get()).ok_or_else(|| de::Error::custom("value"))?;
-            if !cast(self.columns[i].kind, &value, &mut self.out[i]) {
+            let kind = self.columns[i].kind;
+            let taken = if kind == ColumnKind::Variant {
+                variant::take(raw.get(), &mut self.out[i])
+            } else {
+                let value = Json::of(raw.get()).ok_or_else(|| de::Error::custom("value"))?;
+                cast(kind, &value, &mut self.out[i])
+            };
+            if !taken {
                 return Err(de::Error::custom("not taken"));
             }
         }

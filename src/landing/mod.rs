@@ -20,6 +20,7 @@ mod plain_line;
 mod plain_scan;
 mod timestamp;
 mod value;
+mod variant;
 
 pub use columns::{ColumnData, ColumnKind};
 

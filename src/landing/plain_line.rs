@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use super::columns::{ColumnData, ColumnKind};
 use super::plain_scan::{Cursor, NotPlain, Plain};
 use super::value::{cast, json_number, push_str, timestamp_text, Json};
+use super::variant::{canonical_number, push_text};
 use super::{Column, RowParser};
 
 /// The table's keys as a compact line spells them: `"NAME":` for each column whose
@@ -155,6 +156,22 @@ impl<'a, 'p> PlainReader<'a, 'p> {
                     _ => false,
                 }
             }
+            (ColumnKind::Variant, value) => match value {
+                // A plain string has no escape: its text is what DuckDB writes back.
+                Plain::Str(s) => {
+                    push_text(out, &["\"", s, "\""]);
+                    true
+                }
+                Plain::Num(t, _) if canonical_number(t) => {
+                    push_text(out, &[t]);
+                    true
+                }
+                Plain::Bool(b) => {
+                    push_text(out, &[if b { "true" } else { "false" }]);
+                    true
+                }
+                _ => false,
+            },
             (kind, value) => {
                 let json = match value {
                     Plain::Str(s) => Json::Str(Cow::Borrowed(s)),

@@ -95,15 +95,21 @@ def test_bad_iceberg_options_are_named(kwargs: dict[str, str], needle: str) -> N
         ("TIMESTAMP", "TIMESTAMP_NTZ(6)"),
         ("NUMBER(12,2)", "NUMBER(12,2)"),
         ("VARCHAR", "VARCHAR"),
+        ("VARCHAR(16)", "VARCHAR"),  # Iceberg's string has no length
+        ("DATE", "DATE"),
+        ("BOOLEAN", "BOOLEAN"),
+        ("FLOAT", "FLOAT"),
+        ("VARIANT", "VARIANT"),  # Iceberg v3's variant
     ],
 )
 def test_iceberg_column_types(sf_type: str, iceberg: str) -> None:
     assert iceberg_column_type(sf_type) == iceberg
 
 
-def test_variant_has_no_iceberg_type() -> None:
-    with pytest.raises(ValueError, match="VARIANT"):
-        iceberg_column_type("VARIANT")
+@pytest.mark.parametrize("sf_type", ["OBJECT", "ARRAY", "GEOGRAPHY", "VARIANT(1)"])
+def test_types_without_an_iceberg_type_are_named(sf_type: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(sf_type)):
+        iceberg_column_type(sf_type)
 
 
 def _run_cli(*argv: str) -> subprocess.CompletedProcess:

@@ -50,7 +50,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
         description="Run one read-only query (a SELECT, or EXPLAIN of one) of the "
         "emulator's tables and print each row as a JSON object. Goes through the running "
         "server, or reads the database file when it is stopped. No file access from SQL "
-        "either way.",
+        "either way. The SQL is DuckDB's; a statement with Snowflake's VARIANT paths "
+        "(CONTEXT:page.url) is read as Snowflake SQL, as the SQL API reads it.",
     )
     q.set_defaults(func=_query)
     q.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help=DATA_DIR_HELP)
@@ -137,11 +138,14 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 @friendly
 def _query(args: argparse.Namespace) -> int:
+    from .sql.translate import variant_paths_to_duckdb
+
+    sql = variant_paths_to_duckdb(args.sql)  # CONTEXT:page.url, as Snowflake reads it
     if running_server(args.data_dir):
-        out = ControlClient(args.data_dir).call("POST", "query", {"sql": args.sql})
+        out = ControlClient(args.data_dir).call("POST", "query", {"sql": sql})
         sys.stdout.buffer.write(out)
     else:
-        sys.stdout.buffer.write(b"".join(query_offline(args.data_dir, args.sql)))
+        sys.stdout.buffer.write(b"".join(query_offline(args.data_dir, sql)))
     return 0
 
 

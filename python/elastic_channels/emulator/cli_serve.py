@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..landing_table import WORKLOAD_HELP, landing_table
 from ..log import configure_logging
-from ..model import COLUMNS, PIPE_NAME, TABLE_NAME
+from ..model import PIPE_NAME, TABLE_NAME
 from .api.drop_sink import SINKS
 from .control import ControlError, running_server
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
@@ -173,8 +174,16 @@ def add_serve(sub: Any) -> None:
     s.add_argument("--role", default="ACCOUNTADMIN", help="role put in the client properties")
     s.add_argument("--database", default="EMULATOR_DB", help="database name (default EMULATOR_DB)")
     s.add_argument("--schema", default="PUBLIC", help="schema name (default PUBLIC)")
-    s.add_argument("--pipe", default=PIPE_NAME, help=f"pipe name (default {PIPE_NAME})")
-    s.add_argument("--table", default=TABLE_NAME, help=f"landing table (default {TABLE_NAME})")
+    s.add_argument(
+        "--workload",
+        metavar="NAME|FILE",
+        default=None,
+        help=f"{WORKLOAD_HELP}: the landing table is made with its columns (default: resort-sales)",
+    )
+    s.add_argument("--pipe", default=None, help=f"pipe name (default: the workload's; {PIPE_NAME})")
+    s.add_argument(
+        "--table", default=None, help=f"landing table (default: the workload's; {TABLE_NAME})"
+    )
     s.add_argument(
         "--public-key",
         type=_user_key,
@@ -323,10 +332,12 @@ def serve(args: argparse.Namespace) -> int:
     keys: dict[str, list[Path]] = {}
     for user, path in args.public_key:
         keys.setdefault(user, []).append(path)
+    land = landing_table(args.workload)
     config = EmulatorConfig(
         data_dir=args.data_dir, host=args.host, port=args.port, account=args.account,
         user=args.user, role=args.role, database=args.database, schema=args.schema,
-        pipe=args.pipe, table=args.table, columns=COLUMNS, public_keys=keys,
+        pipe=args.pipe or land.pipe, table=args.table or land.name, columns=land.columns,
+        public_keys=keys,
         token_ttl_s=args.token_ttl_seconds, fsync=not args.no_fsync,
         duckdb_threads=args.duckdb_threads, append_buffer_ms=args.append_buffer_ms,
         check_keys=not args.no_key_check, parse=args.parse, sink=args.sink,

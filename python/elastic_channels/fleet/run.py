@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..landing_table import WorkloadArgError, landing_table
 from ..log import configure_logging
 from ..measures import MB
 from ..scenario import Scenario, resolved, run_seconds, scenario_hash, to_yaml, worker_flags
@@ -39,9 +40,9 @@ from .run_output import (
     start_monitor,
     write_chart,
 )
-from .run_target import TargetError, open_target
+from .run_target import TargetError, default_data_dir, open_target
 from .run_target import account_problem as _account_problem  # noqa: F401 (tests)
-from .verify import verify_landed
+from .verify import loss_accepted, verify_landed
 
 DEFAULT_HOME = Path(".elastic-channels")
 #: The worker settings ``run`` takes: a scenario's keys (scenario/run_args.py adds their
@@ -49,6 +50,7 @@ DEFAULT_HOME = Path(".elastic-channels")
 SHARED_SETTINGS = (
     "run_id", "target_bps", "duration_seconds", "warmup_seconds", "batch_bytes",
     "max_inflight_bytes", "window_seconds", "channels", "profile", "database", "schema", "pipe",
+    "workload",
 )  # fmt: skip
 #: The account's settings and the run id: passed on to every worker as they resolve.
 ACCOUNT_SETTINGS = ("run_id", "profile", "database", "schema", "pipe")
@@ -170,11 +172,15 @@ def _run(
     args: argparse.Namespace, v: dict[str, Any], s: Scenario, scenario_file: str | None
 ) -> int:
     run_id = v["run_id"]
-    if args.data_dir is None:
-        suffix = "-iceberg" if s.destination.table_format == "iceberg" else ""
-        args.data_dir = DEFAULT_HOME / f"emulator{suffix}"
     try:
-        target = open_target(s, {name: v[name] for name in ACCOUNT_SETTINGS}, args.data_dir)
+        land = landing_table(s.workload, "workload")
+    except WorkloadArgError as e:
+        return _fail(str(e))
+    if args.data_dir is None:
+        args.data_dir = default_data_dir(DEFAULT_HOME, land, s.destination.table_format)
+    try:
+        account = {name: v[name] for name in ACCOUNT_SETTINGS}
+        target = open_target(s, account, args.data_dir, land)
     except TargetError as e:
         return _fail(str(e))
     emu = target.emulator
@@ -182,13 +188,13 @@ def _run(
     digest = scenario_hash(s)
     print(
         f"run {run_id}: scenario {s.name} ({digest}): {s.workers} worker(s) x {describe(s)} "
-        f"into {target.text}",
+        f"of {land.workload} rows into {land.name} in {target.text}",
         file=sys.stderr,
         flush=True,
     )
     mon = None
     if not args.no_monitor:
-        mon = start_monitor(run_id, s.workers, emu, target.profile, not args.no_visible)
+        mon = start_monitor(run_id, s.workers, emu, target.profile, not args.no_visible, land)
     metrics: list[dict[str, Any]] | None = None
     started_at = time.time()
     try:
@@ -215,7 +221,9 @@ def _run(
         say_last_words(workers)
         totals = report.fleet_totals(summaries)
         pacing = _pacing(s, args.worker_arg)
-        landed = None if emu is None else verify_landed(emu, run_id, summaries, killed, pacing)
+        landed = (
+            None if emu is None else verify_landed(emu, run_id, summaries, killed, pacing, land)
+        )
         if mon is not None:
             metrics = finish_monitor(mon)
     finally:
@@ -246,7 +254,7 @@ def _run(
     held = record_result(result, DEFAULT_HOME)
     if args.json:
         print(json.dumps(result))
-    ok = not failed and len(summaries) == s.workers and (landed is None or landed["lost"] == 0)
+    ok = not failed and len(summaries) == s.workers and loss_accepted(landed)
     ok = ok and held
     ice = (landed or {}).get("iceberg")
     if ice and ice["run_rows_read_by_pyiceberg"] != landed["rows_landed"]:  # type: ignore[index]

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..landing_table import LandingTable
 from ..model import METRICS_TABLE_NAME
 from . import local, report
 from .verify import describe
@@ -56,13 +57,23 @@ def print_tables(
         )
 
 
-def start_monitor(run_id: str, workers: int, emu: Any, profile: str | None, visible: bool) -> Any:
+def start_monitor(
+    run_id: str,
+    workers: int,
+    emu: Any,
+    profile: str | None,
+    visible: bool,
+    land: LandingTable | None = None,
+) -> Any:
     """A monitor in this process writing the run's windows to the metrics table of the
-    target (the emulator's database, or the account's), or None with a note why not."""
+    target (the emulator's database, or the account's), reading ingest-to-visible off
+    ``land``'s table (None: resort sales'), or None with a note why not."""
     try:
         from ..monitor.in_run import RunMonitor
 
-        return RunMonitor(run_id, workers, emulator=emu, profile=profile, visible=visible)
+        return RunMonitor(
+            run_id, workers, emulator=emu, profile=profile, visible=visible, landing=land
+        )
     except Exception as e:  # no SQL access to the account, a missing extra: run without
         print(f"monitor off: {e} (the run goes on; see --no-monitor)", file=sys.stderr)
         return None

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..account import account_settings
+from ..landing_table import LandingTable, landing_table
 from ..measures import MB
 from ..scenario import Scenario
 from ..setting import SettingError
 from ..worker.settings import flag_args
 from .verify import rows_of_run
 
-__all__ = ["Target", "TargetError", "account_problem", "open_target", "write_info"]
+__all__ = [
+    "Target", "TargetError", "account_problem", "default_data_dir", "open_target", "write_info",
+]  # fmt: skip
 
 
 class TargetError(Exception):
@@ -39,9 +43,24 @@ class Target:
             self.emulator.stop()
 
 
-def open_target(s: Scenario, account: dict[str, Any], data_dir: Path) -> Target:
+def default_data_dir(home: Path, land: LandingTable, table_format: str) -> Path:
+    """Where the embedded emulator keeps its data under ``home``: ``emulator`` for resort
+    sales as before, ``emulator-<table>`` for another workload's table (a data dir holds
+    one landing table), then ``-iceberg`` for an Iceberg table."""
+    suffix = "-iceberg" if table_format == "iceberg" else ""
+    if land.is_default:
+        return home / f"emulator{suffix}"
+    slug = re.sub(r"[^a-z0-9_-]+", "_", land.name.lower()).strip("_") or "table"
+    return home / f"emulator-{slug}{suffix}"
+
+
+def open_target(
+    s: Scenario, account: dict[str, Any], data_dir: Path, land: LandingTable | None = None
+) -> Target:
     """The scenario's destination, ready for workers: ``account`` holds the run id and
-    the account's settings as resolved (the scenario's profile, if any, wins)."""
+    the account's settings as resolved (the scenario's profile, if any, wins); ``land``
+    the workload's landing table (None: resort sales), which the emulator is made with."""
+    land = land or landing_table()
     if s.destination.target == "account":
         account = {**account, "profile": s.destination.profile or account["profile"]}
         error = account_problem(account)
@@ -56,6 +75,9 @@ def open_target(s: Scenario, account: dict[str, Any], data_dir: Path) -> Target:
     try:
         config = EmulatorConfig(
             data_dir=data_dir,
+            pipe=land.pipe,
+            table=land.name,
+            columns=land.columns,
             append_buffer_ms=100,
             table_format=table_format,
             channel_limit_bps=None if limit is None else limit * MB,
@@ -63,7 +85,7 @@ def open_target(s: Scenario, account: dict[str, Any], data_dir: Path) -> Target:
         emu = Emulator(config).start()
     except (ValueError, OSError, StoreError) as e:
         raise TargetError(f"the emulator did not start: {e}") from None
-    taken = run_id_taken(emu, account["run_id"], data_dir)
+    taken = run_id_taken(emu, account["run_id"], data_dir, land)
     if taken:
         emu.stop()
         raise TargetError(taken)
@@ -88,10 +110,12 @@ def account_problem(v: dict[str, Any]) -> str | None:
     return None
 
 
-def run_id_taken(emu: Any, run_id: str, data_dir: Path) -> str | None:
+def run_id_taken(
+    emu: Any, run_id: str, data_dir: Path, land: LandingTable | None = None
+) -> str | None:
     """Why ``run_id`` cannot be used in this emulator (its tables hold rows of it), or
     None: a second run with an id would count the first one's rows as its own."""
-    held = rows_of_run(emu, run_id)
+    held = rows_of_run(emu, run_id, land)
     if not held:
         return None
     rows = " and ".join(f"{n:,} row(s) in {table}" for table, n in held.items())

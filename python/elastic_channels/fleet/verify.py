@@ -1,79 +1,136 @@
-"""What landed: every generated TXID of a run looked up in the target table.
+"""What landed: every generated unique id of a run looked up in the target table.
 
-A worker's rows carry TXIDs ``{run_id}-{worker_id}-{seq}``, ``seq`` counting up from its
-channel's first (channel ``c`` of a ``--channels`` worker from ``c * 2**48``), so what
-each worker generated is known exactly from its summary (``rows_generated``). A worker
-killed before its summary (SIGKILL, OOM) may have had rows in flight that were never
-acked and never land: its loss is unknown, and bounded (:func:`killed_bounds`):
+A worker's rows carry unique ids ``{run_id}-{worker_id}-{seq}`` (resort sales' TXID, or
+the column a workload declares ``unique_id``), ``seq`` counting up from its channel's
+first (channel ``c`` of a ``--channels`` worker from ``c * 2**48``), so what each worker
+generated is known exactly from its summary (``rows_generated``). A worker killed
+before its summary (SIGKILL, OOM) may have had rows in flight that were never acked and
+never land: its loss is unknown, and bounded (``verify_killed.py``).
 
-- at least: the rows it generated for certain (its window lines' rows, and every
-  sequence number up to the highest of its TXIDs that landed) that did not land;
-- at most: the rows it appended by the end of its last window line, plus what its
-  pacing let it append from then until it was seen dead, less what landed. Pacing
-  (``worker/pacing.py``) books bytes at the target rate, lets a late sender catch up by
-  ``BURST_S`` and run ahead by a sleep quantum (at most ``MAX_QUANTUM_S``), plus the
-  batch in hand: at most ``rate * (dt + quantum + burst)`` bytes + 2 batches a channel.
-  Bytes become rows by :func:`min_row_bytes`, a floor on any row's NDJSON length.
-  Without the worker's pacing (a ``--worker-arg`` changed it) there is no bound: None.
+A workload without a unique id column is accepted, but its rows cannot be told apart:
+the run's rows are counted (by its run id column, if it has one) and loss and
+duplicates are unknown, ``"lost": None`` with ``lost_unknown_reason``.
 """
 
 from __future__ import annotations
 
-import math
+import re
 from typing import Any
 
-from ..model import COLUMNS, METRICS_TABLE_NAME
+from ..landing_table import LandingTable, landing_table
+from ..model import METRICS_TABLE_NAME
+from .verify_killed import (
+    BURST_S,
+    CHANNEL_SEQ_STRIDE,
+    MAX_QUANTUM_S,
+    killed_bounds,
+    killed_report,
+    min_row_bytes,
+)
 
-#: Channel c of a worker numbers its rows from c * CHANNEL_SEQ_STRIDE (worker/multi.py).
-CHANNEL_SEQ_STRIDE = 2**48
-#: The pacer's catch-up allowance (``Pacer(burst_seconds=...)``'s default, which the
-#: worker keeps) and the largest sleep quantum a worker accepts (``--sleep-quantum-ms``
-#: is at most 1000).
-BURST_S = 0.25
-MAX_QUANTUM_S = 1.0
-#: Slack for the two clocks compared (the worker's window end, this process's time of
-#: seeing it dead: both wall clocks of this machine).
-CLOCK_SLACK_S = 1.0
-#: RFC 3339 with seconds and a zone: the shortest SALE_TIME the generator writes.
-_SHORTEST_TIME = len("2026-01-01T00:00:00Z")
+__all__ = [
+    "BURST_S", "CHANNEL_SEQ_STRIDE", "MAX_QUANTUM_S", "NO_UNIQUE_ID", "describe",
+    "killed_bounds", "loss_accepted", "min_row_bytes", "rows_of_run", "verify_landed",
+]  # fmt: skip
+
+#: Why loss is unknown for a workload without a unique id column.
+NO_UNIQUE_ID = (
+    "the workload has no unique_id column, so its rows cannot be told apart: loss and "
+    "duplicates cannot be counted"
+)
 
 
 def _quote(text: str) -> str:
     return text.replace("'", "''")
 
 
-def min_row_bytes(run_id: str, worker_id: int) -> int:
-    """A floor on the NDJSON length of any row of this worker: every column a key, every
-    string at least its quotes, every number a digit; TXID, RUN_ID, WORKER_ID and
-    SALE_TIME at least as long as they must be; commas, braces and the newline."""
-    wid = len(str(worker_id))
-    values = {
-        "TXID": 2 + len(run_id) + 1 + wid + 1 + 1,
-        "RUN_ID": 2 + len(run_id),
-        "WORKER_ID": wid,
-        "SALE_TIME": 2 + _SHORTEST_TIME,
-    }
-    total = 2 + (len(COLUMNS) - 1) + 1
-    for name, sf_type in COLUMNS:
-        default = 2 if sf_type.startswith(("VARCHAR", "TIMESTAMP")) else 1
-        total += len(name) + 3 + values.get(name, default)
-    return total
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
-def rows_of_run(emu: Any, run_id: str) -> dict[str, int]:
-    """The rows the emulator's tables already hold for ``run_id``: {table: rows}, for the
-    landing table and the metrics table (when there is one), leaving out those with none.
-    A run must have a fresh id: rows of another run with its id would be counted as its
-    own (duplicates, visible latency, windows)."""
+def run_filter(land: LandingTable, run_id: str) -> str | None:
+    """A WHERE condition for the run's rows of ``land``'s table: its run id column, else
+    its unique ids of the form ``{run_id}-{worker}-{seq}``; None when it has neither."""
     rid = _quote(run_id)
-    tables = [emu.config.table]
+    if land.run_id is not None:
+        return f"{_ident(land.run_id)} = '{rid}'"
+    if land.unique_id is not None:
+        uid = _ident(land.unique_id)
+        rest = f"substr({uid}, {len(run_id) + 2})"
+        return f"starts_with({uid}, '{rid}-') AND regexp_full_match({rest}, '[0-9]+-[0-9]+')"
+    return None
+
+
+def rows_of_run(emu: Any, run_id: str, land: LandingTable | None = None) -> dict[str, int]:
+    """The rows the emulator's tables already hold for ``run_id``: {table: rows}, for the
+    landing table (when its rows say their run) and the metrics table (when there is
+    one), leaving out those with none. A run must have a fresh id: rows of another run
+    with its id would be counted as its own (duplicates, visible latency, windows)."""
+    land = land or landing_table()
+    where = run_filter(land, run_id)
+    held: dict[str, int] = {}
+    if where is not None:
+        table = emu.config.table
+        held[table] = emu.query(f"SELECT count(*) FROM {_ident(table)} WHERE {where}")[0][0]
     metrics = emu.query(
         f"SELECT count(*) FROM duckdb_tables() WHERE upper(table_name) = '{METRICS_TABLE_NAME}'"
     )
     if metrics[0][0]:
-        tables.append(METRICS_TABLE_NAME)
-    held = {t: emu.query(f"SELECT count(*) FROM {t} WHERE RUN_ID = '{rid}'")[0][0] for t in tables}
+        rid = _quote(run_id)
+        sql = f"SELECT count(*) FROM {METRICS_TABLE_NAME} WHERE RUN_ID = '{rid}'"
+        held[METRICS_TABLE_NAME] = emu.query(sql)[0][0]
     return {t: int(n) for t, n in held.items() if n}
+
+
+def loss_accepted(landed: dict[str, Any] | None) -> bool:
+    """Whether what landed lets a run pass: nothing lost, nothing to check (an account),
+    or loss unknown only because the workload has no unique id (the run says so; a
+    killed worker's unknown loss fails it)."""
+    if landed is None or landed["lost"] == 0:
+        return True
+    return landed["lost"] is None and landed.get("lost_unknown_reason") == NO_UNIQUE_ID
+
+
+def _visible(emu: Any, land: LandingTable, where: str | None) -> dict[str, float | None]:
+    """Ingest-to-visible p50/p99 of the run's rows: commit time less send time (None
+    without a send-time column or a way to find the run's rows)."""
+    lat: tuple[Any, ...] = (None, None)
+    if land.send_time is not None and where is not None:
+        lat = emu.query(
+            "SELECT quantile_cont(ms, 0.5), quantile_cont(ms, 0.99), count(*) FROM ("
+            f"SELECT epoch_ms(_COMMIT_TIME) - epoch_ms({_ident(land.send_time)}) AS ms "
+            f"FROM {_ident(land.name)} WHERE {where})"
+        )[0]
+    return {
+        "visible_p50_ms": None if lat[0] is None else round(float(lat[0]), 1),
+        "visible_p99_ms": None if lat[1] is None else round(float(lat[1]), 1),
+    }
+
+
+def _unknown_loss(
+    emu: Any, land: LandingTable, where: str | None, summaries: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What can be said of a run whose rows cannot be told apart (no unique id)."""
+    landed = None
+    if where is not None:
+        landed = int(emu.query(f"SELECT count(*) FROM {_ident(land.name)} WHERE {where}")[0][0])
+    return {
+        "rows_expected": sum(_generated(s) for s in summaries),
+        "rows_landed": landed,
+        "duplicates": None,
+        "lost": None,
+        "lost_unknown_reason": NO_UNIQUE_ID,
+        "lost_at_least": None,
+        "lost_at_most": None,
+        "killed_workers": [],
+        **_visible(emu, land, where),
+    }
+
+
+def _generated(summary: dict[str, Any]) -> int:
+    return int(
+        summary.get("rows_generated", summary.get("next_seq", 0) - summary.get("first_seq", 0))
+    )
 
 
 def verify_landed(
@@ -82,8 +139,10 @@ def verify_landed(
     summaries: list[dict[str, Any]],
     killed: list[dict[str, Any]] | None = None,
     pacing: dict[str, Any] | None = None,
+    land: LandingTable | None = None,
 ) -> dict[str, Any]:
-    """rows_landed, duplicates and lost for this run, and ingest-to-visible latency.
+    """rows_landed, duplicates and lost for this run, and ingest-to-visible latency, in
+    ``land``'s table (resort sales by default).
 
     ``killed`` lists the workers that ended without a summary, as ``{"worker_id",
     "exit_code", "windows" (every window line seen), "started_at", "exited_at"}`` (epoch
@@ -92,16 +151,25 @@ def verify_landed(
     With any killed worker ``lost`` and ``rows_expected`` are None (unknown), and
     ``lost_at_least``/``lost_at_most`` and ``rows_expected_at_least``/``_at_most``
     bound them (``_at_most`` None when no true bound is known); ``killed_workers`` says
-    what is known of each.
+    what is known of each. Without a unique id column ``lost`` is None and
+    ``lost_unknown_reason`` says why.
     """
+    land = land or landing_table()
     emu.wait_landed(timeout_s=120)
-    rid = _quote(run_id)
+    where = run_filter(land, run_id)
+    if land.unique_id is None or where is None:
+        return _unknown_loss(emu, land, where, summaries)
+    uid = _ident(land.unique_id)
+    worker = (
+        f"CAST({_ident(land.worker_id)} AS BIGINT)"
+        if land.worker_id is not None
+        else f"CAST(regexp_extract({uid}, '-([0-9]+)-[0-9]+$', 1) AS BIGINT)"
+    )
     rows = emu.query(
-        "SELECT WORKER_ID, seq // {s} AS CH, count(*), count(DISTINCT TXID), max(seq) FROM ("
-        "SELECT WORKER_ID, TXID, CAST(regexp_extract(TXID, '([0-9]+)$', 1) AS BIGINT) AS seq "
-        f"FROM RESORT_SALES WHERE RUN_ID = '{rid}') GROUP BY 1, 2".replace(
-            "{s}", str(CHANNEL_SEQ_STRIDE)
-        )
+        f"SELECT W, seq // {CHANNEL_SEQ_STRIDE} AS CH, count(*), count(DISTINCT U), max(seq) "
+        f"FROM (SELECT {worker} AS W, {uid} AS U, "
+        f"CAST(regexp_extract({uid}, '([0-9]+)$', 1) AS BIGINT) AS seq "
+        f"FROM {_ident(land.name)} WHERE {where}) GROUP BY 1, 2"
     )
     channels: dict[int, dict[int, tuple[int, int]]] = {}  # worker -> channel -> (distinct, max)
     total_rows = distinct = 0
@@ -109,20 +177,13 @@ def verify_landed(
         channels.setdefault(int(w), {})[int(ch)] = (int(d), int(m))
         total_rows, distinct = total_rows + int(n), distinct + int(d)
     landed = {w: sum(d for d, _ in chs.values()) for w, chs in channels.items()}
-    expected = {
-        s["worker_id"]: s.get("rows_generated", s.get("next_seq", 0) - s.get("first_seq", 0))
-        for s in summaries
-    }
+    expected = {s["worker_id"]: _generated(s) for s in summaries}
     lost = sum(max(0, exp - landed.get(w, 0)) for w, exp in expected.items())
     gone = [
-        _killed_report(run_id, k, channels.get(k["worker_id"], {}), pacing) for k in killed or []
+        killed_report(run_id, k, channels.get(k["worker_id"], {}), pacing, land)
+        for k in killed or []
     ]
-    lat = emu.query(
-        "SELECT quantile_cont(ms, 0.5), quantile_cont(ms, 0.99), count(*) FROM ("
-        "SELECT epoch_ms(_COMMIT_TIME) - epoch_ms(SALE_TIME) AS ms FROM RESORT_SALES "
-        f"WHERE RUN_ID = '{rid}')"
-    )[0]
-    iceberg = _iceberg_report(emu, run_id)
+    iceberg = _iceberg_report(emu, run_id, land)
     at_most = [k["rows_generated_at_most"] for k in gone]
     known = sum(expected.values())
     return {
@@ -138,99 +199,32 @@ def verify_landed(
         if any(k["lost_at_most"] is None for k in gone)
         else lost + sum(k["lost_at_most"] for k in gone),
         "killed_workers": gone,
-        "visible_p50_ms": None if lat[0] is None else round(float(lat[0]), 1),
-        "visible_p99_ms": None if lat[1] is None else round(float(lat[1]), 1),
+        **_visible(emu, land, where),
     }
 
 
-def _iceberg_report(emu: Any, run_id: str) -> dict[str, Any] | None:
+def _iceberg_report(emu: Any, run_id: str, land: LandingTable) -> dict[str, Any] | None:
     """For an Iceberg table: its current snapshot, the files written, and this run's rows
     as pyiceberg itself reads them from the catalog (not through the emulator's SQL)."""
     store = getattr(emu, "store", None)
-    if store is None or not hasattr(store, "iceberg_summary"):
+    if store is None or not hasattr(store, "iceberg_summary") or land.unique_id is None:
         return None
     import pyarrow.compute as pc
-    from pyiceberg.expressions import EqualTo
+    from pyiceberg.expressions import AlwaysTrue, EqualTo
 
     out = store.iceberg_summary()
     table = store.iceberg.catalog.load_table(store.iceberg.identifier)  # a fresh read
     # EqualTo's __init__ is (term, literal); mypy sees its pydantic fields instead.
-    run_rows = EqualTo("RUN_ID", run_id)  # type: ignore[call-arg, arg-type]
-    rows = table.scan(row_filter=run_rows, selected_fields=("TXID",)).to_arrow()
-    out["run_rows_read_by_pyiceberg"] = rows.num_rows
-    out["run_distinct_txids_read_by_pyiceberg"] = int(pc.count_distinct(rows["TXID"]).as_py())
-    return out
-
-
-def killed_bounds(
-    windows: list[dict[str, Any]],
-    since: float,
-    exited_at: float,
-    pacing: dict[str, Any] | None,
-    row_bytes: int,
-) -> tuple[int, int | None]:
-    """(rows it appended by its last window line, rows it could have appended after
-    that line until ``exited_at`` at most: None without its pacing). ``since``: when
-    it was started, for a worker that printed no window line."""
-    appended = sum(int(w.get("rows") or 0) for w in windows)
-    if pacing is None:
-        return appended, None
-    last = max((_counted_until(w) for w in windows), default=since)
-    n = max(int(w.get("channels") or 1) for w in windows) if windows else None
-    n = n or pacing.get("channels")
-    if not n:
-        return appended, None
-    seconds = max(0.0, exited_at - last) + MAX_QUANTUM_S + BURST_S + CLOCK_SLACK_S
-    batch_rows = math.floor(int(pacing["batch_bytes"]) / row_bytes)  # rows_per_batch at most
-    after = math.floor(float(pacing["target_bps"]) * seconds / row_bytes) + 2 * n * batch_rows
-    return appended, after
-
-
-def _counted_until(w: dict[str, Any]) -> float:
-    """Every row sent before this instant is in this window line or an earlier one: its
-    end, and no later than its nominal end (a --channels worker's line merges its
-    channels' windows, each closed at or after the nominal end, and ends at the last)."""
-    end = float(w["end"])
-    if w.get("window_start") is None or not w.get("window_seconds"):
-        return end
-    return min(end, float(w["window_start"]) + float(w["window_seconds"]))
-
-
-def _killed_report(
-    run_id: str,
-    k: dict[str, Any],
-    channels: dict[int, tuple[int, int]],
-    pacing: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """What is known of a worker that left no summary, from its window lines and the
-    TXIDs of it that landed (``channels``: channel -> (distinct landed, highest seq))."""
-    windows = k.get("windows") or []
-    distinct = sum(d for d, _ in channels.values())
-    below = sum(m - ch * CHANNEL_SEQ_STRIDE + 1 for ch, (_, m) in channels.items())
-    row_bytes = min_row_bytes(run_id, int(k["worker_id"]))
-    appended, after = killed_bounds(
-        windows, float(k.get("started_at") or 0), float(k.get("exited_at") or 0), pacing, row_bytes
+    run_rows = (
+        AlwaysTrue() if land.run_id is None else EqualTo(land.run_id, run_id)  # type: ignore[call-arg, arg-type]
     )
-    if k.get("exited_at") is None or (k.get("started_at") is None and not windows):
-        after = None  # no time to bound it by
-    at_least = max(appended, below)
-    at_most = None if after is None else appended + after
-    last = windows[-1] if windows else {}
-    return {
-        "worker_id": k["worker_id"],
-        "exit_code": k.get("exit_code"),
-        "rows_landed": distinct,
-        "missing_below_last_landed": below - distinct,
-        "rows_appended_by_last_line": appended,
-        "rows_acked_by_last_line": sum(int(w.get("acked_rows") or 0) for w in windows),
-        "unacked_bytes_at_last_window": last.get("in_flight_bytes"),
-        "rows_appendable_after_last_line": after,
-        "rows_generated_at_least": at_least,
-        "rows_generated_at_most": at_most,
-        "lost_at_least": at_least - distinct,
-        "lost_at_most": None if at_most is None else at_most - distinct,
-        "lost": "unknown",
-    }
+    ids = table.scan(row_filter=run_rows, selected_fields=(land.unique_id,)).to_arrow()
+    ids = ids[land.unique_id]
+    if land.run_id is None:  # the run's ids: {run_id}-{worker}-{seq}
+        ids = ids.filter(pc.match_substring_regex(ids, f"^{re.escape(run_id)}-[0-9]+-[0-9]+$"))
+    out["run_rows_read_by_pyiceberg"] = len(ids)
+    out["run_distinct_txids_read_by_pyiceberg"] = int(pc.count_distinct(ids).as_py())
+    return out
 
 
 def describe(landed: dict[str, Any]) -> str:
@@ -249,6 +243,17 @@ def describe(landed: dict[str, Any]) -> str:
 
 def _describe(landed: dict[str, Any]) -> str:
     tail = f"ingest-to-visible p50 {landed['visible_p50_ms']} ms, p99 {landed['visible_p99_ms']} ms"
+    if landed.get("lost_unknown_reason"):
+        n = landed["rows_landed"]
+        count = (
+            "its rows cannot be found (no run id column either)"
+            if n is None
+            else f"landed {n:,} rows of this run"
+        )
+        return (
+            f"{count}, {landed['rows_expected']:,} generated; lost unknown: "
+            f"{landed['lost_unknown_reason']}; {tail}"
+        )
     if landed["lost"] is not None:
         return (
             f"landed {landed['rows_landed']:,} rows of {landed['rows_expected']:,} generated: "

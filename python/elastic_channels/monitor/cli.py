@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+from ..landing_table import WorkloadArgError, landing_table
 from ..log import configure_logging
 from ..model import METRICS_TABLE_NAME
 from .monitor import Monitor
@@ -62,6 +63,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    "METADATA$ROW_LAST_COMMIT_TIME (its columns stay NULL); a table without "
                    "row timestamps (Iceberg) turns the read off by itself, with a "
                    "warning")  # fmt: skip
+    p.add_argument("--workload", default=None, metavar="NAME|FILE",
+                   help="the run's workload, whose table ingest-to-visible is read off "
+                   "[WORKLOAD] (default: resort-sales)")  # fmt: skip
     target = p.add_argument_group("where rows go")
     target.add_argument("--profile", default=os.environ.get("SNOWFLAKE_PROFILE"),
                         help="an emulator's info JSON [SNOWFLAKE_PROFILE]")  # fmt: skip
@@ -91,9 +95,12 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         return _fail(f"--workers must be >= 1, got {args.workers}")
     try:
         sink = sink_from(args.profile, vars(args))
+        workload = args.workload or os.environ.get("WORKLOAD")
+        sink.follow(landing_table(workload, "--workload" if args.workload else "WORKLOAD"))
         sink.ensure_table()
-    except (TargetError, SqlError) as e:
+    except (TargetError, SqlError, WorkloadArgError) as e:
         return _fail(str(e))
+    visible = not args.no_visible and sink.visible_readable
     lines: queue.Queue = queue.Queue(maxsize=100_000)
     if args.k8s:
         assert run_id is not None
@@ -106,7 +113,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         sources = len(args.files)
     monitor = Monitor(
         run_id, sink, grace_s=args.grace_seconds, expected_workers=args.workers,
-        visible=not args.no_visible,
+        visible=visible,
     )  # fmt: skip
     try:
         held = monitor.resume() if run_id else 0

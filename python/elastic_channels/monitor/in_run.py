@@ -9,8 +9,9 @@ process) rows go to its database through its SQL API at its URL, with its CA and
 key-pair JWT of its user's key (what its info file tells a standalone monitor);
 otherwise to the target ``profile``/``SNOWFLAKE_*`` describe (see
 :func:`.target.sink_from`). Either way it is the SQL API over HTTPS, the table is
-``ELASTIC_K8S_METRICS`` beside ``RESORT_SALES``, and what ``finish`` returns is what a
-query of it returns.
+``ELASTIC_K8S_METRICS`` beside the landing table (``RESORT_SALES``, or ``landing``'s, a
+workload's: ingest-to-visible is read off its send-time column), and what ``finish``
+returns is what a query of it returns.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..landing_table import LandingTable
 from .monitor import Monitor
 from .sink import SqlMetricsSink
 from .target import emulator_sink, sink_from
@@ -43,12 +45,23 @@ class RunMonitor:
         tick_s: float = 1.0,
         visible: bool = True,
         on_fleet: Callable[[dict[str, Any]], None] | None = None,
+        landing: LandingTable | None = None,
     ) -> None:
         sink: SqlMetricsSink
         if emulator is not None:
             sink = emulator_sink(emulator.info(), "the embedded emulator")
         else:
             sink = sink_from(profile, {}, environ)
+        if landing is not None:  # a workload's table: its send-time and run id columns
+            sink.follow(landing)
+            if visible and not sink.visible_readable:
+                log.warning(
+                    "monitor %s: ingest-to-visible is unknown for workload %s: its table "
+                    "%s has no TIMESTAMP_TZ send_time column, or no run id or unique id "
+                    "column to find the run's rows by",
+                    run_id, landing.workload, landing.name,
+                )  # fmt: skip
+                visible = False
         sink.ensure_table()
         self.monitor = Monitor(
             run_id, sink, grace_s=grace_s, expected_workers=workers, visible=visible,

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from ..model import METRICS_TABLE_NAME, TABLE_NAME
 from ..snowflake.ddl import METRICS_COLUMNS
+from .landing_reads import LandingReads, iso_utc
 from .rows import WRITTEN_COLUMNS
 from .sql_client import SqlClient, SqlError, TypedNull
 
@@ -93,7 +94,7 @@ def _key_of(row: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-class SqlMetricsSink:
+class SqlMetricsSink(LandingReads):
     """The metrics table (and the landing table's commit times) over SQL."""
 
     def __init__(
@@ -105,7 +106,7 @@ class SqlMetricsSink:
     ) -> None:
         self.client = client
         self.table = table
-        self.landing_table = landing_table
+        LandingReads.__init__(self, client, landing_table)
         self._merge_head = self._merge_sql_head()
 
     # --- the table ----------------------------------------------------------------------
@@ -243,7 +244,7 @@ class SqlMetricsSink:
         params: list[Any] = [run_id]
         if window_start is not None:
             where += " AND WINDOW_START = CAST(? AS TIMESTAMP_TZ)"
-            params.append(_iso(window_start))
+            params.append(iso_utc(window_start))
         if fleet is not None:
             where += f" AND IS_FLEET = {'TRUE' if fleet else 'FALSE'}"
         if summary is not None:
@@ -256,43 +257,6 @@ class SqlMetricsSink:
         )
         return result.dicts()
 
-    def visible_latency(
-        self, run_id: str, window_s: float, start: float, end: float
-    ) -> dict[float, dict[str, Any]]:
-        """Ingest-to-visible of the run's rows committed in ``[start, end)`` (epoch s), per
-        window of ``window_s``: rows, p50, p99 and average of commit time minus
-        SALE_TIME, in ms. Keyed by window start."""
-        window_ms = round(window_s * 1000)
-        latency = "TIMESTAMPDIFF(MICROSECOND, SALE_TIME, METADATA$ROW_LAST_COMMIT_TIME)"
-        result = self.client.execute(
-            f"SELECT FLOOR(DATE_PART(EPOCH_MILLISECOND, METADATA$ROW_LAST_COMMIT_TIME) / "
-            f"{window_ms}) * {window_ms} AS BUCKET_MS, COUNT(*) AS N, "
-            f"PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY {latency}) AS P50_US, "
-            f"PERCENTILE_CONT(0.99) WITHIN GROUP (ORDER BY {latency}) AS P99_US, "
-            f"AVG({latency}) AS AVG_US "
-            f"FROM {self.landing_table} WHERE RUN_ID = ? "
-            "AND METADATA$ROW_LAST_COMMIT_TIME >= CAST(? AS TIMESTAMP_TZ) "
-            "AND METADATA$ROW_LAST_COMMIT_TIME < CAST(? AS TIMESTAMP_TZ) "
-            "GROUP BY 1 ORDER BY 1",
-            [run_id, _iso(start), _iso(end)],
-        )
-        out: dict[float, dict[str, Any]] = {}
-        for r in result.dicts():
-            out[round(float(r["BUCKET_MS"]) / 1000, 6)] = {
-                "visible_rows": int(r["N"]),
-                "visible_p50_ms": _ms(r["P50_US"]),
-                "visible_p99_ms": _ms(r["P99_US"]),
-                "visible_avg_ms": _ms(r["AVG_US"]),
-            }
-        return out
-
-    def landed_rows(self, run_id: str) -> int:
-        """Rows of the run visible in the landing table."""
-        result = self.client.execute(
-            f"SELECT COUNT(*) AS N FROM {self.landing_table} WHERE RUN_ID = ?", [run_id]
-        )
-        return int(result.rows[0][0]) if result.rows else 0
-
 
 def _bound_size(value: Any) -> int:
     """A bound value's bytes in the request's JSON, or more (its binding's wrapping)."""
@@ -304,16 +268,3 @@ def _bind_type(sf_type: str) -> str:
     if t.startswith("NUMBER"):
         return "FIXED"
     return {"FLOAT": "REAL", "BOOLEAN": "BOOLEAN"}.get(t, "TEXT")
-
-
-def _ms(us: Any) -> float | None:
-    return None if us is None else round(float(us) / 1000, 3)
-
-
-def _iso(epoch_s: float) -> str:
-    import datetime as dt
-
-    t = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
-        microseconds=round(epoch_s * 1e6)
-    )
-    return t.isoformat()

@@ -30,6 +30,7 @@ def problems(s: Scenario) -> Found:
             )
         )
     out += _destination(s)
+    out += _workload(s)
     for key in s.sdk_properties:
         if not key or "=" in key or key != key.strip():
             out.append((("sdk_properties", key), "a property name cannot be empty or hold '='"))
@@ -65,6 +66,19 @@ def _stage(stage: Stage, at: Path) -> Found:
     if stage.mbps is None and None in ramp:
         lacking = "to_mbps" if stage.to_mbps is None else "from_mbps"
         return [(at, f"a ramp needs both from_mbps and to_mbps; {lacking} is missing")]
+    return []
+
+
+def _workload(s: Scenario) -> Found:
+    """A workload that cannot be loaded (an unknown name, a bad file), with why."""
+    from ..landing_table import DEFAULT_WORKLOAD, WorkloadArgError, load_checked
+
+    if s.workload == DEFAULT_WORKLOAD:
+        return []
+    try:
+        load_checked(s.workload, "")
+    except WorkloadArgError as e:
+        return [(("workload",), str(e).removeprefix(": "))]
     return []
 
 

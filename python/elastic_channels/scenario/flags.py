@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..landing_table import DEFAULT_WORKLOAD, workload_arg
 from ..measures import MB
 from ..worker.settings import BY_NAME
 from .canonical import resolved, scenario_hash
@@ -40,9 +41,10 @@ COMMAND_LINE = "the command line"
 OVERRIDES = (
     "workers", "target_bps", "duration_seconds", "warmup_seconds", "channels", "batch_bytes",
     "max_inflight_bytes", "window_seconds", "table_format", "profile", "sdk_properties",
+    "workload",
 )  # fmt: skip
 _PLAIN = ("workers", "warmup_seconds", "channels", "batch_bytes", "max_inflight_bytes",
-          "window_seconds")  # fmt: skip
+          "window_seconds", "workload")  # fmt: skip
 
 
 def from_flags(values: Mapping[str, Any]) -> Scenario:
@@ -148,6 +150,8 @@ def worker_flags(s: Scenario) -> list[str]:
         "--max-inflight-bytes", str(s.max_inflight_bytes),
         "--window-seconds", repr(s.window_seconds),
     ]  # fmt: skip
+    if s.workload != DEFAULT_WORKLOAD:  # a file by its absolute path: workers start anywhere
+        flags += ["--workload", workload_arg(s.workload)]
     for key, value in s.sdk_properties.items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
         flags += ["--sdk-property", f"{key}={text}"]

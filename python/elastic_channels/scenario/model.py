@@ -109,7 +109,8 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=
     name: Annotated[str, Meta(pattern=NAME_PATTERN)]
     description: str = ""
     workers: Annotated[int, Meta(ge=1)] = 1
-    workload: Literal["resort-sales"] = "resort-sales"
+    #: A shipped workload's name or a workload file's path (``checks`` loads it).
+    workload: Annotated[str, Meta(min_length=1)] = "resort-sales"
     channels: Annotated[int, Meta(ge=1, le=64)] = _default("channels")  # type: ignore[assignment]
     batch_bytes: Annotated[int, Meta(ge=1000)] = _default("batch_bytes")  # type: ignore[assignment]
     max_inflight_bytes: Annotated[int, Meta(ge=1000)] = _default("max_inflight_bytes")  # type: ignore[assignment]

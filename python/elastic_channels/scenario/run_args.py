@@ -26,7 +26,7 @@ __all__ = ["add_arguments", "constant_bps", "describe", "run_scenario", "sdk_pro
 #: run's settings (worker/settings.py) that are a scenario's keys.
 _SETTINGS = (
     "target_bps", "duration_seconds", "warmup_seconds", "channels", "batch_bytes",
-    "max_inflight_bytes", "window_seconds",
+    "max_inflight_bytes", "window_seconds", "workload",
 )  # fmt: skip
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -10,17 +11,28 @@ from contextlib import AbstractContextManager
 
 from ..account import AccountSettings, account_settings
 from ..account.settings import BY_NAME as ACCOUNT_SETTINGS
+from ..landing_table import WORKLOAD_HELP, WorkloadArgError, landing_table, pipe_named
 from ..setting import SettingError, add_flags
 from .connector import connector_session
-from .ddl import METRICS_TABLE, PIPE, TABLE, TABLE_FORMATS, SetupError, render, statements
+from .ddl import (
+    METRICS_TABLE,
+    PIPE,
+    TABLE,
+    TABLE_FORMATS,
+    SetupError,
+    plain_identifier,
+    render,
+    statements,
+)
 from .execute import RunOne, execute
 from .sql_api import DEFAULT_TIMEOUT_S, sql_api_session
 from .sql_file import read_sql_file
 
 DESCRIPTION = (
     f"Create {TABLE} (typed, one column per field of the model), {PIPE} "
-    f"(MATCH_BY_COLUMN_NAME = CASE_SENSITIVE) and {METRICS_TABLE}. Idempotent: every "
-    "statement is CREATE ... IF NOT EXISTS."
+    f"(MATCH_BY_COLUMN_NAME = CASE_SENSITIVE) and {METRICS_TABLE}; with --workload, that "
+    "workload's table (its columns and types) and pipe instead of the first two. "
+    "Idempotent: every statement is CREATE ... IF NOT EXISTS."
 )
 EPILOG = (
     "Without --print, credentials are required: --account, --user and a key "
@@ -35,7 +47,7 @@ EPILOG = (
     "connection settings."
 )
 #: Options that shape the generated SQL: meaningless with --sql-file, so refused there.
-_DDL_ONLY = ("external_volume", "base_location", "no_create_database")
+_DDL_ONLY = ("external_volume", "base_location", "no_create_database", "workload")
 #: The account settings setup takes as flags (the rest, e.g. SNOWFLAKE_PRIVATE_KEY,
 #: SNOWFLAKE_HOST, come from the environment or .env).
 _TARGET_FLAGS = ("database", "schema", "pipe")
@@ -72,7 +84,14 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         "instead of creating the objects; --database and the table options do not apply",
     )
     add_flags(p, (ACCOUNT_SETTINGS[n] for n in _TARGET_FLAGS), "where the objects go")
-    p.add_argument("--table", default=TABLE, help=f"landing table [{TABLE}]")
+    p.add_argument(
+        "--workload",
+        metavar="NAME|FILE",
+        help=f"{WORKLOAD_HELP} [WORKLOAD] (default: resort-sales)",
+    )
+    p.add_argument(
+        "--table", default=None, help=f"landing table (default: the workload's; {TABLE})"
+    )
     p.add_argument("--metrics-table", default=METRICS_TABLE, help=f"[{METRICS_TABLE}]")
     p.add_argument(
         "--table-format",
@@ -142,7 +161,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
             )
         with _session(args, acct) as run_one:
             execute(stmts, run_one, labels=labels)
-    except (SetupError, SettingError) as e:
+    except (SetupError, SettingError, WorkloadArgError) as e:
         print(f"setup: error: {e}", file=sys.stderr)
         return 2
     return 0
@@ -175,12 +194,22 @@ def _seconds(text: str) -> int:
 def _setup_statements(args: argparse.Namespace, acct: AccountSettings) -> list[str]:
     if not acct.database:
         raise SetupError("--database (or SNOWFLAKE_DATABASE) is required")
+    where = "--workload" if args.workload else "WORKLOAD"
+    land = landing_table(args.workload or os.environ.get("WORKLOAD"), where)
+    for kind, name in (("table", land.name), ("pipe", land.pipe)):
+        if not args.table and not plain_identifier(name):
+            raise SetupError(
+                f"workload {land.workload}: its {kind} {name!r} is not a plain Snowflake "
+                f"identifier (letters, digits, _ and $, starting with a letter or _); give "
+                f"--{kind} NAME"
+            )
     return statements(
         acct.database,
         acct.schema,
         create_database=not args.no_create_database,
-        table=args.table,
-        pipe=acct.pipe,
+        table=args.table or land.name,
+        pipe=acct.pipe if pipe_named(args.pipe, os.environ, acct.profile) else land.pipe,
+        columns=land.columns,
         metrics_table=args.metrics_table,
         table_format=args.table_format,
         external_volume=args.external_volume,

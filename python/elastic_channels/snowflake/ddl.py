@@ -1,10 +1,11 @@
 """The Snowflake objects a fleet run writes to, as SQL (``elastic-channels setup``).
 
 - ``RESORT_SALES``: the typed landing table, one column per entry of
-  :data:`elastic_channels.model.COLUMNS`, in that order.
+  :data:`elastic_channels.model.COLUMNS`, in that order; with ``--workload``, the
+  workload's table and columns (``landing_table.py``), each with its Snowflake type.
 - ``RESORT_SALES_PIPE``: a Snowpipe Streaming (high-performance) pipe into it that maps
   each JSON key to the column of the same name (``MATCH_BY_COLUMN_NAME =
-  CASE_SENSITIVE``).
+  CASE_SENSITIVE``); with ``--workload``, the workload's pipe.
 - ``ELASTIC_K8S_METRICS``: one row per worker per reporting window and one fleet row
   per window, written by the monitor that follows the workers' JSON lines.
 
@@ -36,6 +37,8 @@ __all__ = [
     "TABLE",
     "TABLE_FORMATS",
     "SetupError",
+    "plain_identifier",
+    "quote_column",
     "render",
     "statements",
 ]
@@ -123,8 +126,13 @@ class SetupError(Exception):
     """Bad input or a missing dependency; the message says which."""
 
 
+def plain_identifier(name: str) -> bool:
+    """Whether ``name`` is an unquoted Snowflake identifier (as the SDK names objects)."""
+    return _IDENT.fullmatch(name) is not None
+
+
 def _ident(kind: str, name: str) -> str:
-    if not _IDENT.fullmatch(name):
+    if not plain_identifier(name):
         raise SetupError(
             f"--{kind} {name!r} is not a plain Snowflake identifier "
             "(letters, digits, _ and $, starting with a letter or _)"
@@ -133,7 +141,13 @@ def _ident(kind: str, name: str) -> str:
 
 
 def _column_list(columns: Sequence[tuple[str, str]]) -> str:
-    return ",\n".join(f'    "{name}" {sf_type}' for name, sf_type in columns)
+    return ",\n".join(f"    {quote_column(name)} {sf_type}" for name, sf_type in columns)
+
+
+def quote_column(name: str) -> str:
+    """A column name as a quoted identifier (its own ``"`` doubled): kept as it is, case
+    and all, as the pipe's MATCH_BY_COLUMN_NAME = CASE_SENSITIVE matches the JSON keys."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def statements(
@@ -143,12 +157,14 @@ def statements(
     create_database: bool = True,
     table: str = TABLE,
     pipe: str = PIPE,
+    columns: Sequence[tuple[str, str]] = COLUMNS,
     metrics_table: str = METRICS_TABLE,
     table_format: str = "native",
     external_volume: str | None = None,
     base_location: str | None = None,
 ) -> list[str]:
-    """The setup SQL, one statement per item, idempotent, in the order it must run."""
+    """The setup SQL, one statement per item, idempotent, in the order it must run;
+    ``columns`` are the landing table's (name, Snowflake type), in order."""
     if table_format not in TABLE_FORMATS:
         raise SetupError(f"--table-format must be one of {', '.join(TABLE_FORMATS)}")
     if table_format == "native" and (external_volume or base_location):
@@ -170,13 +186,13 @@ def statements(
             )
         vol = _ident("external-volume", external_volume)
         try:
-            out.append(create_iceberg_table(f"{db}.{sc}.{tb}", COLUMNS, vol, base_location or tb))
+            out.append(create_iceberg_table(f"{db}.{sc}.{tb}", columns, vol, base_location or tb))
         except (IcebergTypeError, ValueError) as e:
             raise SetupError(str(e)) from None
     else:
         # Row timestamps: METADATA$ROW_LAST_COMMIT_TIME, what ingest-to-visible is read off.
         out.append(
-            f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{tb} (\n{_column_list(COLUMNS)}\n)"
+            f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{tb} (\n{_column_list(columns)}\n)"
             "\nROW_TIMESTAMP = TRUE"
         )
         # ... and on for a table made before (setting it again changes nothing).

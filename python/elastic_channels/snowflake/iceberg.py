@@ -16,7 +16,16 @@ types for Apache Iceberg tables"), taken from :data:`elastic_channels.model.COLU
   ``...T10:00:00+02:00`` would be stored as 10:00 rather than 08:00 UTC. Iceberg v2
   timestamps have microsecond precision, hence the ``(6)``.
 * ``NUMBER(p,s)`` stays ``NUMBER(p,s)`` (Iceberg ``decimal(p,s)``, exact), ``VARCHAR``
-  stays ``VARCHAR`` (Iceberg ``string``), ``FLOAT`` is Iceberg ``double``.
+  stays ``VARCHAR`` (Iceberg ``string``), ``FLOAT`` is Iceberg ``double``, ``BOOLEAN``
+  and ``DATE`` stay (Iceberg ``boolean``, ``date``), ``TIMESTAMP_NTZ`` is
+  ``TIMESTAMP_NTZ(6)`` (Iceberg ``timestamp``).
+* ``VARCHAR(n)`` is ``VARCHAR``: Iceberg's ``string`` has no length, so a workload's
+  limit is not kept in an Iceberg table (the native table keeps it).
+* ``VARIANT`` stays ``VARIANT``, Iceberg v3's ``variant`` type, which Snowflake supports
+  for Iceberg tables of format version 3 ("Apache Iceberg tables: Support for Apache
+  Iceberg v3"; the default version is 2): a table with a VARIANT column is created with
+  ``ICEBERG_VERSION = 3``, and one without keeps the default. ``OBJECT``, ``ARRAY``,
+  ``GEOGRAPHY`` and ``GEOMETRY`` are refused (no workload declares them).
 
 Row timestamps: Snowflake documents ``ROW_TIMESTAMP`` (``METADATA$ROW_LAST_COMMIT_TIME``)
 for ``CREATE TABLE``/``ALTER TABLE`` and dynamic tables; ``CREATE ICEBERG TABLE`` lists
@@ -31,8 +40,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["base_location_literal", "create_iceberg_table", "iceberg_column_type"]
+__all__ = ["base_location_literal", "create_iceberg_table", "iceberg_column_type", "needs_v3"]
 
+_VARCHAR_N = re.compile(r"VARCHAR\s*\(\s*\d+\s*\)$")
 _TIMESTAMP = re.compile(r"(TIMESTAMP(?:_TZ|_LTZ|_NTZ)?|DATETIME)\s*(?:\(\s*\d+\s*\))?$")
 #: A relative path on the external volume: no quotes, no ``..``, no leading slash.
 _BASE_LOCATION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./=-]{0,1023}")
@@ -52,9 +62,18 @@ def iceberg_column_type(sf_type: str) -> str:
         if kind in ("TIMESTAMP_TZ", "TIMESTAMP_LTZ"):
             return "TIMESTAMP_LTZ(6)"
         return "TIMESTAMP_NTZ(6)"
-    if t.startswith("VARIANT") or t.startswith(("OBJECT", "ARRAY", "GEOGRAPHY", "GEOMETRY")):
+    if t == "VARIANT":
+        return t
+    if t.startswith(("VARIANT", "OBJECT", "ARRAY", "GEOGRAPHY", "GEOMETRY")):
         raise IcebergTypeError(f"{sf_type!r} has no Iceberg column type in Snowflake")
+    if _VARCHAR_N.match(t):
+        return "VARCHAR"
     return t
+
+
+def needs_v3(columns: Sequence[tuple[str, str]]) -> bool:
+    """Whether the table needs Iceberg format version 3 (a VARIANT column)."""
+    return any(iceberg_column_type(t) == "VARIANT" for _, t in columns)
 
 
 def base_location_literal(base_location: str) -> str:
@@ -77,11 +96,15 @@ def create_iceberg_table(
     external_volume: str,
     base_location: str,
 ) -> str:
-    """``CREATE ICEBERG TABLE IF NOT EXISTS`` with Snowflake as the catalog."""
-    cols = ",\n".join(f'    "{n}" {iceberg_column_type(t)}' for n, t in columns)
+    """``CREATE ICEBERG TABLE IF NOT EXISTS`` with Snowflake as the catalog (format
+    version 3 when a column is VARIANT)."""
+    cols = ",\n".join(
+        f'    "{n.replace(chr(34), chr(34) * 2)}" {iceberg_column_type(t)}' for n, t in columns
+    )
+    version = "\nICEBERG_VERSION = 3" if needs_v3(columns) else ""
     return (
         f"CREATE ICEBERG TABLE IF NOT EXISTS {qualified} (\n{cols}\n)\n"
         "CATALOG = 'SNOWFLAKE'\n"
         f"EXTERNAL_VOLUME = '{external_volume}'\n"
-        f"BASE_LOCATION = {base_location_literal(base_location)}"
+        f"BASE_LOCATION = {base_location_literal(base_location)}{version}"
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..account import AccountSettings, account_settings
+from ..landing_table import DEFAULT_WORKLOAD, WorkloadArgError, landing_table, pipe_named
 from ..rows import check_generator_args
 from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
 from .schedule import Schedule, Stage, parse_stages
@@ -34,8 +35,8 @@ from .settings import (
 __all__ = ["ConfigError", "WorkerConfig", "build_parser", "load_config", "worker_id_from_env"]
 
 DESCRIPTION = (
-    "One worker: generate resort sales at a target rate for a fixed time (or along "
-    "--stages, after --warmup-seconds) and stream them "
+    "One worker: generate a workload's rows (resort sales by default) at a target rate "
+    "for a fixed time (or along --stages, after --warmup-seconds) and stream them "
     "into Snowflake through one Snowpipe Streaming elastic channel. Prints one JSON line "
     "per window and a summary line; exits 0 only if every row was acked. Flags win over "
     "environment variables (named in brackets)."
@@ -83,6 +84,8 @@ class WorkerConfig:
     warmup_s: float = 0.0
     scenario_name: str | None = None
     scenario_hash: str | None = None
+    #: The workload (``--workload``): a shipped name, or a workload file's path.
+    workload: str = DEFAULT_WORKLOAD
     extra: dict[str, Any] = field(default_factory=dict)
 
     def schedule(self) -> Schedule:
@@ -193,6 +196,11 @@ def load_config(
 
     worker_id = a.worker_id if a.worker_id is not None else worker_id_from_env(env)
     ack_timeout = get("ack_timeout_seconds")
+    workload = get("workload") or DEFAULT_WORKLOAD
+    try:  # checked in full now: a bad file is named before any channel opens
+        land = landing_table(workload, "--workload" if a.workload else "WORKLOAD")
+    except WorkloadArgError as e:
+        raise ConfigError(str(e)) from None
     cfg = WorkerConfig(
         run_id=get("run_id") or default_run_id(),
         worker_id=0 if worker_id is None else worker_id,
@@ -202,7 +210,7 @@ def load_config(
         batch_bytes=get("batch_bytes"),
         database=str(acct.database),
         schema=acct.schema,
-        pipe=acct.pipe,
+        pipe=acct.pipe if pipe_named(a.pipe, env, acct.profile) else land.pipe,
         properties=props,
         profile_path=acct.profile.path if acct.profile else None,
         window_s=get("window_seconds"),
@@ -221,6 +229,7 @@ def load_config(
         warmup_s=get("warmup_seconds"),
         scenario_name=get("scenario_name"),
         scenario_hash=get("scenario_hash"),
+        workload=workload,
     )
     stages = get("stages")
     cfg.stages = None if stages is None else parse_stages(stages)

@@ -63,6 +63,10 @@ SETTINGS: tuple[Setting, ...] = (
     S("channels", "--channels", "elastic channels (one SDK client each) this worker "
       "drives, on threads of its one process; the rate and the in-flight bytes are split "
       "evenly", int, 1, "CHANNELS"),
+    S("workload", "--workload", "the rows to send: a shipped workload by name "
+      "(resort-sales, iot-telemetry, clickstream, wide-events) or a workload file (YAML, "
+      "docs/WORKLOADS.md); the pipe is the workload's unless --pipe (or the profile) names "
+      "one", env="WORKLOAD", default_text="resort-sales"),
     S("encoder", "--encoder", "force a row encoder (default: native when built and "
       "ELASTIC_FAST_JSON_ENCODE is not off, else python)", choices=("native", "python")),
     S("append_mode", "--append-mode", "ffi: preserialized bytes to the SDK core; raw: "

@@ -1,14 +1,22 @@
 """Where a worker's batches come from: the row backend, the append mode, batch sizing,
-and deterministic replay of a batch that must be resent."""
+and deterministic replay of a batch that must be resent.
+
+The workload (``--workload``) says which generator: resort sales (the default, by its
+name) through today's compiled ``ResortGenerator`` on either backend; any other through
+the runtime ``WorkloadGenerator`` (``workload_source.py``).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .. import rows
+from ..landing_table import DEFAULT_WORKLOAD
 from .config import WorkerConfig
 from .ledger import Batch, Ledger
+from .workload_source import workload_generators
 
 
 class BatchSource:
@@ -25,12 +33,17 @@ class BatchSource:
             self.append_mode = None  # ffi when the SDK allows, else raw
         if self.append_mode == "rows":  # row objects need the Python generator
             self.encoder = "python"
+        self._make: Callable[[int], Any] | None = None
+        if cfg.workload != DEFAULT_WORKLOAD:
+            self._make, self.encoder = workload_generators(cfg, self.encoder)
         self.gen = self._generator(cfg.first_seq)
         self.first_seq = self.gen.seq
         #: CPU this thread spent making rows (first sends and replays).
         self.cpu_s = 0.0
 
     def _generator(self, start_seq: int) -> Any:
+        if self._make is not None:
+            return self._make(start_seq)
         return rows.make_generator(
             self.cfg.run_id, self.cfg.worker_id, start_seq=start_seq, backend=self.encoder
         )

@@ -69,6 +69,8 @@ def _field_type(sf_type: str) -> Any:
         return float
     if duck == "DATE":
         return datetime.date
+    if duck == "JSON":  # VARIANT: any JSON value but null
+        return Union[str, int, float, bool, list[Any], dict[str, Any]]  # noqa: UP007
     raise ValueError(f"no drop-sink check for column type {sf_type!r}")
 
 

@@ -35,6 +35,8 @@ def column_specs(columns: Sequence[tuple[str, str]]) -> list[tuple[str, str, int
             spec = ("number", ct.precision, ct.scale or 0, 0)
         elif ct.duckdb == "VARCHAR":
             spec = ("varchar", 0, 0, ct.length or 0)
+        elif ct.duckdb == "JSON":
+            spec = ("variant", 0, 0, 0)  # its JSON text (src/landing/variant.rs)
         else:
             kind = {"TIMESTAMPTZ": "timestamp_tz", "TIMESTAMP": "timestamp_ntz"}.get(
                 ct.duckdb, ct.duckdb.lower()
@@ -47,6 +49,7 @@ def column_specs(columns: Sequence[tuple[str, str]]) -> list[tuple[str, str, int
 def _arrow_type(kind: str, precision: int, scale: int) -> pa.DataType:
     return {
         "varchar": pa.large_string(),
+        "variant": pa.large_string(),
         "timestamp_tz": pa.timestamp("us", tz="UTC"),
         "timestamp_ntz": pa.timestamp("us"),
         "boolean": pa.bool_(),

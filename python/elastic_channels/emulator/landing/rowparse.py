@@ -28,6 +28,9 @@ a table) follow Snowflake's documented conversions for JSON into typed columns:
   ``false/f/no/n/off/0`` in any case.
 * FLOAT/DOUBLE: a finite number, or a string holding a numeric literal as for NUMBER.
   DATE: an ISO date string, exactly ``YYYY-MM-DD`` (year 0001 to 9999).
+* VARIANT (OBJECT, ARRAY): any JSON value but ``null`` (every column is NOT NULL), kept
+  as DuckDB's JSON text of it (no blanks; numbers as DuckDB writes them), so that
+  ``col:a.b`` paths query it as Snowflake's do (through the SQL API's translation).
 
 DuckDB's own casts read more than these rules (``1_000``, ``inf``, ``nan``, zone names,
 ``24:00``, any offset, ``epoch``, ``(BC)``, blanks of every kind); each value is matched
@@ -110,6 +113,8 @@ def _value(ref: str, sf_type: str, path: str = "'$'") -> tuple[str, str, str]:
     """
     ct = column_type(sf_type)
     duck = ct.duckdb
+    if duck == "JSON":  # read as JSON: its text, DuckDB's way; null is refused before
+        return "JSON", ref, "any JSON value but null"
     if ct.precision is not None:
         p, s = ct.precision, ct.scale or 0
         cast = f"TRY_CAST(trim({ref}) AS DECIMAL({p},{s}))"

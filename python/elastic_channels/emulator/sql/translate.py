@@ -9,6 +9,10 @@
   on both targets.
 - ``VARIANT``/``OBJECT``/``ARRAY`` columns are DuckDB ``JSON``; ``db.schema.table``
   names lose their database and schema (the emulator has one of each).
+- A VARIANT path (``CONTEXT:page.url``, ``CONTEXT:page:url``) is DuckDB's JSON path
+  (``CONTEXT -> '$.page.url'``), a JSON value as Snowflake's is a VARIANT; cast to text
+  (``::string``, ``::varchar``) or compared with a string literal, it is the value's text
+  (``->>``), as Snowflake's cast of a string VARIANT is its text, not its JSON.
 
 What cannot be read is refused before anything runs: a syntax error is a 422 (a
 compilation error, as on Snowflake); a statement that would change one of the
@@ -30,7 +34,7 @@ from .bookkeeping import OwnRelations
 from .errors import SqlApiError, compile_error
 from .guard import OwnRelationWrite, check_not_own
 
-__all__ = ["ROW_TIMESTAMP_COLUMN", "translate"]
+__all__ = ["ROW_TIMESTAMP_COLUMN", "translate", "variant_paths_to_duckdb"]
 
 ROW_TIMESTAMP_COLUMN = "METADATA$ROW_LAST_COMMIT_TIME"
 _QUERIES = (exp.Query, exp.Show, exp.Describe)
@@ -41,6 +45,12 @@ _REFUSED = (
     exp.Export, exp.LoadData, exp.Use, exp.Transaction, exp.Commit, exp.Rollback, exp.Grant,
 )  # fmt: skip
 _JSON_TYPES = {exp.DataType.Type.VARIANT, exp.DataType.Type.OBJECT, exp.DataType.Type.ARRAY}
+_TEXT_TYPES = {
+    exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT, exp.DataType.Type.CHAR,
+    exp.DataType.Type.NVARCHAR, exp.DataType.Type.NCHAR,
+}  # fmt: skip
+#: Comparisons where a VARIANT path beside a string literal is read as text.
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
 _CREATE_PIPE = re.compile(r"\s*CREATE\s+(OR\s+REPLACE\s+)?PIPE\b", re.I)
 _CLASS_REPR = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
 _UNSUPPORTED = re.compile(r"Unsupported expression type (\w+)")
@@ -56,7 +66,23 @@ def _plain(error: Exception) -> str:
     return _CLASS_REPR.sub(r"\1", text[0] if text else type(error).__name__)
 
 
+def _text(path: exp.Expression) -> exp.Expression:
+    """A VARIANT path read as text (DuckDB's ``->>``), or ``path`` if it is not one."""
+    if isinstance(path, exp.JSONExtract):
+        return exp.JSONExtractScalar(this=path.this, expression=path.expression)
+    return path
+
+
 def _rewrite(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.JSONExtract):
+        if node.to.this in _TEXT_TYPES:
+            return _text(node.this)
+    if isinstance(node, _COMPARISONS):
+        left, right = node.this, node.expression
+        if isinstance(right, exp.Literal) and right.is_string:
+            node.set("this", _text(left))
+        elif isinstance(left, exp.Literal) and left.is_string:
+            node.set("expression", _text(right))
     if isinstance(node, exp.Column) and node.name.upper() == ROW_TIMESTAMP_COLUMN:
         return exp.column(COMMIT_TIME_COLUMN, table=node.table or None, quoted=True)
     if isinstance(node, exp.DataType) and node.this in _JSON_TYPES:
@@ -148,3 +174,21 @@ def translate(statement: str, own: OwnRelations | None = None) -> tuple[str | No
         raise _untranslatable(
             f"the emulator cannot translate this statement to DuckDB ({_plain(e)})"
         ) from None
+
+
+def variant_paths_to_duckdb(sql: str) -> str:
+    """``sql`` (DuckDB's, as ``emulator query`` takes it) with Snowflake's VARIANT paths
+    (``col:a.b``, which DuckDB would read as an alias) made DuckDB's: a statement that
+    has one is read as Snowflake SQL and translated as the SQL API translates it; any
+    other is returned as it is."""
+    try:
+        tree = sqlglot.parse_one(sql, read="snowflake")
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+        return sql
+    if not any(n.args.get("variant_extract") for n in tree.find_all(exp.JSONExtract)):
+        return sql
+    try:
+        duck, _, _ = translate(sql)
+    except SqlApiError:
+        return sql
+    return duck or sql

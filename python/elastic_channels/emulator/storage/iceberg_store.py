@@ -65,6 +65,13 @@ def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+def _read_as(name: str, duck_type: str) -> str:
+    """A column of the view: as the files hold it, but a VARIANT's text read as JSON."""
+    if duck_type == "JSON":
+        return f"CAST({quote_ident(name)} AS JSON) AS {quote_ident(name)}"
+    return quote_ident(name)
+
+
 class IcebergStore(Store):
     """A :class:`Store` whose landing table is an Iceberg table in ``DATA_DIR/iceberg``."""
 
@@ -141,11 +148,12 @@ class IcebergStore(Store):
 
     def view_sql(self) -> str:
         """``CREATE OR REPLACE VIEW`` of the table over the current snapshot's files."""
-        cols = [n for n, _ in self.columns] + [COMMIT_TIME_COLUMN]
+        cols = [_read_as(n, iceberg_duckdb_type(t)) for n, t in self.columns]
+        cols.append(quote_ident(COMMIT_TIME_COLUMN))
         paths = self.iceberg.data_paths()
         if paths:
             files = ", ".join(_sql_str(p) for p in paths)
-            body = f"SELECT {', '.join(quote_ident(c) for c in cols)} FROM read_parquet([{files}])"
+            body = f"SELECT {', '.join(cols)} FROM read_parquet([{files}])"
         else:
             typed = [
                 f"CAST(NULL AS {iceberg_duckdb_type(t)}) AS {quote_ident(n)}"

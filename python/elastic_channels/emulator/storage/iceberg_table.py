@@ -70,6 +70,9 @@ def _iceberg_type(sf_type: str) -> IcebergType:
     duck = iceberg_duckdb_type(sf_type)
     simple: dict[str, IcebergType] = {
         "VARCHAR": StringType(),
+        # VARIANT: its JSON text (Snowflake writes Iceberg v3's variant; pyiceberg's
+        # writer here has none), which the table's view reads back as JSON.
+        "JSON": StringType(),
         "DOUBLE": DoubleType(),
         "BOOLEAN": BooleanType(),
         "DATE": DateType(),

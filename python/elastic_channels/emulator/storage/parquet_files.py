@@ -51,6 +51,7 @@ def arrow_type(snowflake_type: str) -> pa.DataType:
         "INTEGER": pa.int32(),
         "BIGINT": pa.int64(),
         "VARCHAR": pa.large_string(),
+        "JSON": pa.large_string(),  # its JSON text; the view reads it as JSON
         "TIMESTAMPTZ": _TS_UTC,
         "TIMESTAMP": pa.timestamp("us"),
         "BOOLEAN": pa.bool_(),

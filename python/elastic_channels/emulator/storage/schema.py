@@ -1,8 +1,10 @@
-"""The landing table, derived from ``model.COLUMNS``: Snowflake column types -> DuckDB.
+"""The landing table, derived from its columns (``model.COLUMNS``, or a workload's):
+Snowflake column types -> DuckDB.
 
 ``NUMBER(p,0)`` -> INTEGER/BIGINT/HUGEINT, ``NUMBER(p,s)`` -> DECIMAL(p,s), ``VARCHAR`` ->
-VARCHAR, ``TIMESTAMP_TZ`` -> TIMESTAMPTZ, ... Every column is NOT NULL: a row must carry
-every key. How a JSON value is cast into each type is ``rowparse.py``'s business.
+VARCHAR, ``TIMESTAMP_TZ`` -> TIMESTAMPTZ, ``VARIANT`` (and ``OBJECT``/``ARRAY``) -> JSON,
+... Every column is NOT NULL: a row must carry every key. How a JSON value is cast into
+each type is ``rowparse.py``'s business.
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ def column_type(snowflake_type: str) -> ColumnType:
         return ColumnType("TIMESTAMPTZ")
     if t.startswith(("TIMESTAMP_NTZ", "DATETIME", "TIMESTAMP")):
         return ColumnType("TIMESTAMP")
+    if t in ("VARIANT", "OBJECT", "ARRAY"):
+        # JSON text, as DuckDB's JSON type holds it: `col:a.b` paths query it (the SQL
+        # API's translation turns them into DuckDB's JSON paths).
+        return ColumnType("JSON")
     raise ValueError(f"unsupported Snowflake column type {snowflake_type!r}")
 
 

@@ -26,7 +26,7 @@ import duckdb
 
 from ..landing.batch_sql import Body, LandedFile
 from ..landing.parse_backends import make_parse
-from ..sql.bookkeeping import LANDING_COMMENT
+from ..sql.bookkeeping import LANDING_COMMENT, own_relations
 from ..sql.guard import QueryRefused, check_query
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
 
@@ -156,6 +156,7 @@ class Store:
                 for ddl in _DDL:
                     self._con.execute(ddl)
                 self.check_bookkeeping(_DDL)
+                self._check_one_landing_table()
                 self._create_landing_table()
             # Queries may read the lander's work files and the table's Parquet files
             # (native or Iceberg: RESORT_SALES is then a view over them); nothing else.
@@ -198,6 +199,20 @@ class Store:
         self._con.execute(
             f"COMMENT ON TABLE {quote_ident(self.table)} IS {_sql_str(LANDING_COMMENT)}"
         )
+
+    def _check_one_landing_table(self) -> None:
+        """Refuse a data dir whose landing table has another name: one data dir holds one
+        landing table (its files, registry and spool are the table's), so a workload
+        with another table needs a data dir of its own."""
+        own = own_relations(self._con)
+        other = sorted((own.views | own.landing_tables) - {self.table.lower()})
+        if other:
+            self._con.close()
+            raise StoreError(
+                f"{self.db_path.parent} holds the landing table {other[0].upper()}, not "
+                f"{self.table}: a data dir holds one landing table (one workload's); use "
+                "another --data-dir for this one"
+            )
 
     def check_bookkeeping(self, ddls: Sequence[str]) -> None:
         """Refuse a database whose bookkeeping tables (made by ``ddls``, ``CREATE TABLE IF
