@@ -23,6 +23,10 @@ pub enum GenError {
     BadColumn { index: usize, reason: String },
     /// The output buffer is not the size the batch plan promised (a caller bug).
     BufferSize { expected: usize, got: usize },
+    /// A replay table that cannot be replayed; the text names the argument and why.
+    BadTable(String),
+    /// A batch larger than memory can address.
+    TooLarge { bytes: u128 },
 }
 
 impl fmt::Display for GenError {
@@ -46,6 +50,8 @@ impl fmt::Display for GenError {
                 f,
                 "output buffer holds {got} bytes but the batch needs {expected}"
             ),
+            GenError::BadTable(what) => f.write_str(what),
+            GenError::TooLarge { bytes } => write!(f, "a batch of {bytes} bytes is too large"),
         }
     }
 }

@@ -1,25 +1,41 @@
-//! `ResortGenerator`: one worker's rows as NDJSON. The API side: it checks the
-//! arguments, builds each row's fixed head and tail, and sizes a batch exactly
-//! before a byte is written; `crate::writer` writes it.
+//! One worker's rows as NDJSON, from any [`ReplayTable`]. The API side: it checks the
+//! arguments, fills the run id and worker id into the row's consts once, renders the
+//! send time once per batch, and sizes a batch exactly before a byte is written;
+//! `crate::writer` writes it.
 //!
-//! Row `seq` replays table entry `(worker_id * WORKER_STRIDE + seq) % TABLE_LENGTH`.
+//! Row `seq` replays table entry `(worker_id * stride + seq) % entries`.
+//! [`ResortGenerator`] is this over the compiled resort table.
 
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 
 use crate::error::{check_range, GenError};
-use crate::sale_time::write_sale_time;
+use crate::sale_time::{write_time, TimeForm};
+use crate::table::{resort, Const, ReplayTable};
 use crate::tables::{
-    MAX_BATCH_ROWS, MAX_RUN_ID_CHARS, MAX_SEQ, MAX_WORKER_ID, ROW_END, RUN_ID_KEY, TABLE_LENGTH,
-    TXID_KEY, TXID_SEPARATOR, WORKER_ID_KEY, WORKER_STRIDE,
+    MAX_BATCH_ROWS, MAX_RUN_ID_CHARS, MAX_SALE_TIME_US, MAX_SEQ, MAX_WORKER_ID, MIN_SALE_TIME_US,
 };
-use crate::writer::{self, pieces::Pieces, Rows};
+use crate::writer::{self, Rows};
+
+/// The longest send time: `"YYYY-MM-DDTHH:MM:SS.ffffffZ"`, quotes included.
+const TIME_BYTES: usize = 30;
+
+/// A const with the run id and worker id filled in: bytes, or the batch's send time.
+#[derive(Debug, Clone)]
+enum Part {
+    Bytes(Vec<u8>),
+    Time(TimeForm),
+}
 
 #[derive(Debug, Clone)]
-pub struct ResortGenerator {
-    /// `{"TXID":"<run_id>-<worker_id>-`
-    head: Vec<u8>,
-    /// `,"RUN_ID":"<run_id>","WORKER_ID":<worker_id>}\n`
-    tail_after_time: Vec<u8>,
+pub struct Generator {
+    table: Arc<ReplayTable>,
+    /// Each group's consts as parts; in the group where a row ends, the first `split`
+    /// parts end the row and the rest begin the next one.
+    groups: Vec<Vec<Part>>,
+    split: usize,
+    /// Bytes a batch's consts take at most (send times at their longest).
+    seg_bytes: usize,
     offset: usize,
     seq: u64,
 }
@@ -29,9 +45,10 @@ pub struct ResortGenerator {
 pub struct BatchPlan {
     n: u64,
     start_seq: u64,
-    /// The tail of every row in this batch, followed by the head of the next row.
-    tail_head: Vec<u8>,
-    /// Length of the tail alone.
+    /// Every group's consts, rendered, group after group; `seg_ends[g]` ends group g's.
+    segs: Vec<u8>,
+    seg_ends: Vec<usize>,
+    /// Bytes of the end group's consts that end a row.
     tail_len: usize,
     len: usize,
 }
@@ -73,8 +90,14 @@ fn digits_in_range(from: u64, n: u64) -> u64 {
     total
 }
 
-impl ResortGenerator {
-    pub fn new(run_id: &str, worker_id: u64, start_seq: u64) -> Result<Self, GenError> {
+impl Generator {
+    /// The rows of worker `worker_id` in run `run_id` over `table`, from `start_seq`.
+    pub fn new(
+        table: Arc<ReplayTable>,
+        run_id: &str,
+        worker_id: u64,
+        start_seq: u64,
+    ) -> Result<Self, GenError> {
         let chars = run_id.chars().count();
         if chars > MAX_RUN_ID_CHARS {
             return Err(GenError::RunIdTooLong {
@@ -86,37 +109,60 @@ impl ResortGenerator {
         check_range("start_seq", start_seq.into(), 0, MAX_SEQ.into())?;
 
         let run_id_json = json_string(run_id);
-        let escaped = &run_id_json[1..run_id_json.len() - 1];
+        let run_id = &run_id_json[1..run_id_json.len() - 1];
         let mut worker = itoa::Buffer::new();
         let worker = worker.format(worker_id).as_bytes();
-
-        let mut head = Vec::new();
-        head.extend_from_slice(TXID_KEY.as_bytes());
-        head.push(b'"');
-        head.extend_from_slice(escaped);
-        head.extend_from_slice(TXID_SEPARATOR.as_bytes());
-        head.extend_from_slice(worker);
-        head.extend_from_slice(TXID_SEPARATOR.as_bytes());
-
-        let mut tail_after_time = Vec::new();
-        tail_after_time.extend_from_slice(RUN_ID_KEY.as_bytes());
-        tail_after_time.extend_from_slice(&run_id_json);
-        tail_after_time.extend_from_slice(WORKER_ID_KEY.as_bytes());
-        tail_after_time.extend_from_slice(worker);
-        tail_after_time.extend_from_slice(ROW_END.as_bytes());
-
-        let offset = (worker_id * WORKER_STRIDE % TABLE_LENGTH as u64) as usize;
-        Ok(ResortGenerator {
-            head,
-            tail_after_time,
-            offset,
+        let shape = &table.shape;
+        let mut split = 0;
+        let mut groups = Vec::with_capacity(shape.groups.len());
+        for (g, group) in shape.groups.iter().enumerate() {
+            let mut parts: Vec<Part> = Vec::new();
+            for (i, c) in group.consts.iter().enumerate() {
+                let at_split = g == shape.end_group && i == shape.end_consts;
+                if at_split {
+                    split = parts.len();
+                }
+                let bytes: &[u8] = match c {
+                    Const::Text(t) => t,
+                    Const::RunId => run_id,
+                    Const::WorkerId => worker,
+                    Const::SendTime(form) => {
+                        parts.push(Part::Time(*form));
+                        continue;
+                    }
+                };
+                match parts.last_mut() {
+                    Some(Part::Bytes(b)) if !at_split => b.extend_from_slice(bytes),
+                    _ => parts.push(Part::Bytes(bytes.to_vec())),
+                }
+            }
+            if g == shape.end_group && shape.end_consts == group.consts.len() {
+                split = parts.len();
+            }
+            groups.push(parts);
+        }
+        let seg_bytes = groups
+            .iter()
+            .flatten()
+            .map(|p| match p {
+                Part::Bytes(b) => b.len(),
+                Part::Time(_) => TIME_BYTES,
+            })
+            .sum();
+        Ok(Generator {
+            seg_bytes,
+            offset: table.offset(worker_id),
+            table,
+            groups,
+            split,
             seq: start_seq,
         })
     }
 
     /// The table entry row `seq` replays.
     fn entry(&self, seq: u64) -> usize {
-        (self.offset as u64 + seq % TABLE_LENGTH as u64) as usize % TABLE_LENGTH
+        let entries = self.table.entries() as u64;
+        ((self.offset as u64 + seq % entries) % entries) as usize
     }
 
     /// The sequence number of the next row.
@@ -124,27 +170,57 @@ impl ResortGenerator {
         self.seq
     }
 
-    /// Validates a batch of `n` rows stamped `sale_time_us` and sizes it exactly.
+    /// The table this generator replays.
+    pub fn table(&self) -> &Arc<ReplayTable> {
+        &self.table
+    }
+
+    /// Validates a batch of `n` rows sent at `sale_time_us` and sizes it exactly.
     pub fn plan(&self, n: u64, sale_time_us: i64) -> Result<BatchPlan, GenError> {
         check_range("n", n.into(), 0, MAX_BATCH_ROWS.into())?;
-        let mut tail_head = Vec::new();
-        write_sale_time(sale_time_us, &mut tail_head)?;
+        let (lo, hi) = (MIN_SALE_TIME_US.into(), MAX_SALE_TIME_US.into());
+        check_range("sale_time_us", sale_time_us.into(), lo, hi)?;
         if n > (MAX_SEQ + 1) - self.seq {
             return Err(GenError::SeqExhausted { n, seq: self.seq });
         }
-        tail_head.extend_from_slice(&self.tail_after_time);
-        let per_row = (self.head.len() + tail_head.len()) as u64;
-        let len = n * per_row
-            + digits_in_range(self.seq, n)
-            + Pieces::get().span_len(self.entry(self.seq), n);
-        let tail_len = tail_head.len();
-        tail_head.extend_from_slice(&self.head);
+        let mut segs = Vec::with_capacity(self.seg_bytes);
+        let mut seg_ends = Vec::with_capacity(self.groups.len());
+        let mut tail_len = 0;
+        for (g, parts) in self.groups.iter().enumerate() {
+            let start = segs.len();
+            for (i, part) in parts.iter().enumerate() {
+                if g == self.table.shape.end_group && i == self.split {
+                    tail_len = segs.len() - start;
+                }
+                match part {
+                    Part::Bytes(b) => segs.extend_from_slice(b),
+                    Part::Time(form) => write_time(sale_time_us, *form, &mut segs)?,
+                }
+            }
+            if g == self.table.shape.end_group && self.split == parts.len() {
+                tail_len = segs.len() - start;
+            }
+            seg_ends.push(segs.len());
+        }
+        let seq_digits = if self.table.shape.has_seq {
+            digits_in_range(self.seq, n)
+        } else {
+            0
+        };
+        let len = u128::from(n) * segs.len() as u128
+            + u128::from(seq_digits)
+            + self.table.span_len(self.entry(self.seq), n);
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= isize::MAX as usize)
+            .ok_or(GenError::TooLarge { bytes: len })?;
         Ok(BatchPlan {
             n,
             start_seq: self.seq,
-            tail_head,
+            segs,
+            seg_ends,
             tail_len,
-            len: len as usize,
+            len,
         })
     }
 
@@ -174,8 +250,9 @@ impl ResortGenerator {
             return Ok(());
         }
         let rows = Rows {
-            head: &self.head,
-            tail_head: &plan.tail_head,
+            table: &self.table,
+            segs: &plan.segs,
+            seg_ends: &plan.seg_ends,
             tail_len: plan.tail_len,
             entry: self.entry(plan.start_seq),
             seq: plan.start_seq,
@@ -198,10 +275,14 @@ impl ResortGenerator {
         self.plan(n, sale_time_us).map(|plan| plan.len())
     }
 
-    /// The next `n` rows stamped `sale_time_us`, as NDJSON.
+    /// The next `n` rows sent at `sale_time_us`, as NDJSON.
     pub fn next_batch(&mut self, n: u64, sale_time_us: i64) -> Result<Vec<u8>, GenError> {
         let plan = self.plan(n, sale_time_us)?;
-        let mut out = Vec::with_capacity(plan.len());
+        let mut out = Vec::new();
+        out.try_reserve_exact(plan.len())
+            .map_err(|_| GenError::TooLarge {
+                bytes: plan.len() as u128,
+            })?;
         self.write(&plan, &mut out.spare_capacity_mut()[..plan.len()])?;
         // SAFETY: `write` returned Ok, so it initialised all `plan.len()` bytes.
         unsafe { out.set_len(plan.len()) };
@@ -209,146 +290,47 @@ impl ResortGenerator {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Deterministic resort sales for one worker: a [`Generator`] over the compiled resort
+/// table.
+#[derive(Debug, Clone)]
+pub struct ResortGenerator(Generator);
 
-    const T: i64 = 1_764_470_646_123_456;
-
-    #[test]
-    fn digits_in_range_matches_counting() {
-        for &(from, n) in &[(0u64, 0u64), (0, 1), (7, 5), (95, 20), (999_990, 30)] {
-            let direct: u64 = (from..from + n).map(digits).sum();
-            assert_eq!(digits_in_range(from, n), direct, "from={from} n={n}");
-        }
-        assert_eq!(digits_in_range(MAX_SEQ, 1), 19);
+impl ResortGenerator {
+    pub fn new(run_id: &str, worker_id: u64, start_seq: u64) -> Result<Self, GenError> {
+        Generator::new(resort::table(), run_id, worker_id, start_seq).map(ResortGenerator)
     }
 
-    #[test]
-    fn plan_sizes_the_batch_exactly_and_rows_are_ndjson() {
-        let mut g = ResortGenerator::new("run-\"x\"\n", 17, 9_990).unwrap();
-        let plan = g.plan(20_000, T).unwrap();
-        let out = g.next_batch(20_000, T).unwrap();
-        assert_eq!(out.len(), plan.len());
-        assert_eq!(g.seq(), 29_990);
-        let text = std::str::from_utf8(&out).unwrap();
-        let lines: Vec<&str> = text.split_terminator('\n').collect();
-        assert_eq!(lines.len(), 20_000);
-        assert!(lines[0].starts_with("{\"TXID\":\"run-\\\"x\\\"\\n-17-9990\",\"RESORT\":"));
-        assert!(lines[19_999].contains("-17-29989\""));
-        assert!(lines
-            .iter()
-            .all(|l| l.ends_with(",\"RUN_ID\":\"run-\\\"x\\\"\\n\",\"WORKER_ID\":17}")));
+    /// The sequence number of the next row.
+    pub fn seq(&self) -> u64 {
+        self.0.seq()
     }
 
-    #[test]
-    fn batch_len_is_the_batch_length_and_consumes_nothing() {
-        // Digit-count boundaries (9 -> 10, 999_999 -> 1_000_000, MAX_SEQ), table
-        // wrap-around (n past TABLE_LENGTH), escaped and multi-byte run ids.
-        let table = TABLE_LENGTH as u64;
-        let cases: &[(&str, u64, u64, u64)] = &[
-            ("r", 0, 0, 0),
-            ("r", 0, 0, 1),
-            ("run-20261130-024406", 17, 5, 10),
-            (
-                "q\"\\\u{0}\u{1f}\u{7f} é 😀 \u{2028}",
-                MAX_WORKER_ID,
-                999_990,
-                20,
-            ),
-            ("", 1, 8, table - 1),
-            ("r", 999, 123, 2 * table + 7),
-            ("r", 2, MAX_SEQ - 20_000, 20_001),
-        ];
-        for &(run_id, worker_id, start_seq, n) in cases {
-            for &t in &[0, -1, T, crate::tables::MAX_SALE_TIME_US] {
-                let mut g = ResortGenerator::new(run_id, worker_id, start_seq).unwrap();
-                let predicted = g.batch_len(n, t).unwrap();
-                assert_eq!(g.seq(), start_seq);
-                let out = g.next_batch(n, t).unwrap();
-                assert_eq!(
-                    predicted,
-                    out.len(),
-                    "{run_id:?} {worker_id} {start_seq} {n} {t}"
-                );
-            }
-        }
+    /// See [`Generator::plan`].
+    pub fn plan(&self, n: u64, sale_time_us: i64) -> Result<BatchPlan, GenError> {
+        self.0.plan(n, sale_time_us)
     }
 
-    #[test]
-    fn batch_len_refuses_what_next_batch_refuses() {
-        let g = ResortGenerator::new("r", 0, MAX_SEQ - 1).unwrap();
-        for (n, t) in [
-            (MAX_BATCH_ROWS + 1, T),
-            (1, crate::tables::MAX_SALE_TIME_US + 1),
-            (1, crate::tables::MIN_SALE_TIME_US - 1),
-            (3, T),
-        ] {
-            let mut fresh = g.clone();
-            let want = fresh.next_batch(n, t).unwrap_err();
-            assert_eq!(g.batch_len(n, t).unwrap_err(), want, "n={n} t={t}");
-        }
-        assert_eq!(g.seq(), MAX_SEQ - 1);
+    /// See [`Generator::write`].
+    pub fn write(&mut self, plan: &BatchPlan, out: &mut [MaybeUninit<u8>]) -> Result<(), GenError> {
+        self.0.write(plan, out)
     }
 
-    #[test]
-    fn batches_continue_where_the_last_one_ended() {
-        let mut one = ResortGenerator::new("r", 3, 0).unwrap();
-        let mut two = ResortGenerator::new("r", 3, 0).unwrap();
-        let whole = one.next_batch(TABLE_LENGTH as u64 + 5, T).unwrap();
-        let mut parts = two.next_batch(100, T).unwrap();
-        parts.extend(two.next_batch(TABLE_LENGTH as u64 - 95, T).unwrap());
-        assert_eq!(whole, parts);
+    /// See [`Generator::batch_len`].
+    pub fn batch_len(&self, n: u64, sale_time_us: i64) -> Result<usize, GenError> {
+        self.0.batch_len(n, sale_time_us)
     }
 
-    #[test]
-    fn empty_batch_is_empty() {
-        let mut g = ResortGenerator::new("r", 0, 5).unwrap();
-        assert!(g.next_batch(0, T).unwrap().is_empty());
-        assert_eq!(g.seq(), 5);
+    /// See [`Generator::next_batch`].
+    pub fn next_batch(&mut self, n: u64, sale_time_us: i64) -> Result<Vec<u8>, GenError> {
+        self.0.next_batch(n, sale_time_us)
     }
 
-    #[test]
-    fn bad_input_names_the_argument_and_changes_nothing() {
-        let too_long = "x".repeat(MAX_RUN_ID_CHARS + 1);
-        assert!(matches!(
-            ResortGenerator::new(&too_long, 0, 0),
-            Err(GenError::RunIdTooLong { .. })
-        ));
-        let err = ResortGenerator::new("r", MAX_WORKER_ID + 1, 0).unwrap_err();
-        assert!(err.to_string().starts_with("worker_id must be between"));
-        let err = ResortGenerator::new("r", 0, MAX_SEQ + 1).unwrap_err();
-        assert!(err.to_string().starts_with("start_seq must be between"));
-
-        let mut g = ResortGenerator::new("r", 0, MAX_SEQ - 1).unwrap();
-        let err = g.plan(MAX_BATCH_ROWS + 1, T).unwrap_err();
-        assert!(err.to_string().starts_with("n must be between"));
-        assert!(matches!(
-            g.plan(3, T),
-            Err(GenError::SeqExhausted { n: 3, .. })
-        ));
-        assert_eq!(
-            g.next_batch(2, T)
-                .unwrap()
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count(),
-            2
-        );
-        assert_eq!(g.seq(), MAX_SEQ + 1);
-        assert!(g.next_batch(0, T).unwrap().is_empty());
-        assert!(g.plan(1, T).is_err());
-    }
-
-    #[test]
-    fn write_refuses_a_buffer_of_the_wrong_size() {
-        let mut g = ResortGenerator::new("r", 0, 0).unwrap();
-        let plan = g.plan(10, T).unwrap();
-        let mut small = vec![MaybeUninit::new(0u8); plan.len() - 1];
-        assert!(matches!(
-            g.write(&plan, &mut small),
-            Err(GenError::BufferSize { .. })
-        ));
-        assert_eq!(g.seq(), 0);
+    /// The generator over the resort table.
+    pub fn generator(&mut self) -> &mut Generator {
+        &mut self.0
     }
 }
+
+#[cfg(test)]
+#[path = "generator_tests.rs"]
+mod tests;

@@ -1,8 +1,10 @@
-//! `elastic_native`: synthetic resort point-of-sale rows, generated and written as
-//! NDJSON byte-identical to what msgspec's `encode_lines` makes of the Python model.
+//! `elastic_native`: synthetic rows, generated and written as NDJSON byte-identical to
+//! what msgspec's `encode_lines` makes of the Python side's rows.
 //!
-//! Every value comes from [`tables`], which `codegen/generate_tables.py` bakes from
-//! the `python/elastic_channels/model/` package; this crate only replays it.
+//! Every value comes from a [`table::ReplayTable`]: the resort sales' is compiled in
+//! ([`tables`], which `codegen/generate_tables.py` bakes from the
+//! `python/elastic_channels/model/` package), a workload's arrives at runtime, resolved
+//! and rendered by `python/elastic_channels/workload/`. This crate only replays them.
 
 pub mod error;
 pub mod generator;
@@ -11,12 +13,17 @@ pub mod landing;
 mod python;
 #[cfg(feature = "python")]
 mod python_landing;
+#[cfg(feature = "python")]
+mod python_workload;
 mod sale_time;
+pub mod table;
 pub mod tables;
 mod writer;
 
 pub use error::GenError;
-pub use generator::{BatchPlan, ResortGenerator};
+pub use generator::{BatchPlan, Generator, ResortGenerator};
+pub use sale_time::TimeForm;
+pub use table::{ReplayTable, Token};
 pub use tables::FINGERPRINT;
 
 /// The native module, `elastic_native._elastic_native`.

@@ -9,12 +9,17 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::error::check_range;
-use crate::generator;
+use crate::generator::{self, Generator};
 use crate::tables;
 
 /// Extracts an int argument in `min..=max`: `TypeError` for a non-int, `ValueError`
 /// naming `name` for any int outside the range (however large).
-fn int_arg(obj: &Bound<'_, PyAny>, name: &'static str, min: i128, max: i128) -> PyResult<i128> {
+pub(crate) fn int_arg(
+    obj: &Bound<'_, PyAny>,
+    name: &'static str,
+    min: i128,
+    max: i128,
+) -> PyResult<i128> {
     match obj.extract::<i64>() {
         Ok(v) => {
             check_range(name, v.into(), min, max)?;
@@ -33,7 +38,7 @@ fn int_arg(obj: &Bound<'_, PyAny>, name: &'static str, min: i128, max: i128) -> 
 /// `start_seq` as given, checked in the constructor's body after `run_id` and
 /// `worker_id`, the Python path's order. Given explicitly, `None` is a `TypeError`
 /// there too; left out, it is 0.
-struct StartSeq<'py>(Option<Bound<'py, PyAny>>);
+pub(crate) struct StartSeq<'py>(pub(crate) Option<Bound<'py, PyAny>>);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for StartSeq<'py> {
     type Error = PyErr;
@@ -45,7 +50,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for StartSeq<'py> {
 
 /// The run id as UTF-8. A lone surrogate raises `UnicodeEncodeError` (as msgspec
 /// does), its reason prefixed with the argument's name.
-fn run_id_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, str>> {
+pub(crate) fn run_id_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, str>> {
     let py = obj.py();
     let s = obj.cast::<PyString>().map_err(|_| {
         let type_name = obj
@@ -75,7 +80,10 @@ fn run_id_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, st
 
 /// `next_batch`'s and `batch_len`'s arguments, checked in the Python path's order:
 /// `n`, then `sale_time_us`.
-fn batch_args(n: &Bound<'_, PyAny>, sale_time_us: &Bound<'_, PyAny>) -> PyResult<(u64, i64)> {
+pub(crate) fn batch_args(
+    n: &Bound<'_, PyAny>,
+    sale_time_us: &Bound<'_, PyAny>,
+) -> PyResult<(u64, i64)> {
     let n = int_arg(n, "n", 0, tables::MAX_BATCH_ROWS.into())?;
     let sale_time_us = int_arg(
         sale_time_us,
@@ -113,6 +121,37 @@ fn new_bytes_with<'py>(
     }
 }
 
+/// The arguments every generator takes after its table: `run_id`, `worker_id`, then
+/// `start_seq`, checked in the Python path's order.
+pub(crate) fn generator_args(
+    run_id: &Bound<'_, PyAny>,
+    worker_id: &Bound<'_, PyAny>,
+    start_seq: &StartSeq<'_>,
+) -> PyResult<(String, u64, u64)> {
+    let run_id = run_id_arg(run_id)?.into_owned();
+    let worker_id = int_arg(worker_id, "worker_id", 0, tables::MAX_WORKER_ID.into())?;
+    let start_seq = match &start_seq.0 {
+        Some(obj) => int_arg(obj, "start_seq", 0, tables::MAX_SEQ.into())?,
+        None => 0,
+    };
+    // Both fit: `int_arg` checked them against ranges inside u64.
+    Ok((run_id, worker_id as u64, start_seq as u64))
+}
+
+/// `gen`'s next batch as a new `bytes`, written with the GIL released.
+pub(crate) fn next_batch<'py>(
+    py: Python<'py>,
+    gen: &mut Generator,
+    n: &Bound<'py, PyAny>,
+    sale_time_us: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (n, sale_time_us) = batch_args(n, sale_time_us)?;
+    let plan = gen.plan(n, sale_time_us)?;
+    new_bytes_with(py, plan.len(), |buf| {
+        py.detach(|| gen.write(&plan, buf)).map_err(PyErr::from)
+    })
+}
+
 /// Deterministic resort sales for one worker, generated and written as NDJSON.
 ///
 /// `next_batch` returns exactly what `elastic_channels.rows.ResortGenerator` returns
@@ -134,13 +173,8 @@ impl ResortGenerator {
         worker_id: &Bound<'_, PyAny>,
         start_seq: StartSeq<'_>,
     ) -> PyResult<Self> {
-        let run_id = run_id_arg(run_id)?;
-        let worker_id = int_arg(worker_id, "worker_id", 0, tables::MAX_WORKER_ID.into())?;
-        let start_seq = match &start_seq.0 {
-            Some(obj) => int_arg(obj, "start_seq", 0, tables::MAX_SEQ.into())?,
-            None => 0,
-        };
-        let inner = generator::ResortGenerator::new(&run_id, worker_id as u64, start_seq as u64)?;
+        let (run_id, worker_id, start_seq) = generator_args(run_id, worker_id, &start_seq)?;
+        let inner = generator::ResortGenerator::new(&run_id, worker_id, start_seq)?;
         Ok(ResortGenerator { inner })
     }
 
@@ -158,12 +192,7 @@ impl ResortGenerator {
         n: &Bound<'py, PyAny>,
         sale_time_us: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let (n, sale_time_us) = batch_args(n, sale_time_us)?;
-        let plan = self.inner.plan(n, sale_time_us)?;
-        let inner = &mut self.inner;
-        new_bytes_with(py, plan.len(), |buf| {
-            py.detach(|| inner.write(&plan, buf)).map_err(PyErr::from)
-        })
+        next_batch(py, self.inner.generator(), n, sale_time_us)
     }
 
     /// `len(self.next_batch(n, sale_time_us))`, with the same checks, computed without
@@ -183,6 +212,7 @@ impl ResortGenerator {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ResortGenerator>()?;
+    crate::python_workload::register(m)?;
     crate::python_landing::register(m)?;
     m.add("TABLES_FINGERPRINT", tables::FINGERPRINT)?;
     m.add("TABLE_LENGTH", tables::TABLE_LENGTH)?;

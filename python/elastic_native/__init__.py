@@ -1,4 +1,4 @@
-"""Native resort-sales generator: rows generated and written as NDJSON in Rust.
+"""Native row generators: rows generated and written as NDJSON in Rust.
 
 ``ResortGenerator.next_batch`` returns exactly the bytes that
 ``elastic_channels.rows.ResortGenerator.next_batch`` returns for the same arguments,
@@ -7,6 +7,12 @@ same exception classes with the same messages as the Python generator.
 ``TABLES_FINGERPRINT`` identifies the model the tables were baked from; compare it
 with ``elastic_channels.model.table_fingerprint()`` to tell a stale build from a
 current one.
+
+``WorkloadTable`` takes a workload's replay table as Python resolved it
+(``elastic_channels.workload.replay.ReplayTable``: rendered pieces, piece numbers, the row
+template), checks it once, and ``WorkloadGenerator(table, run_id, worker_id, *,
+start_seq=0)`` writes its rows with ``ResortGenerator``'s batch API, exactly the bytes
+``elastic_channels.rows.WorkloadGenerator`` makes; the same engine writes both.
 
 ``RowParser`` is the emulator's landing parse: NDJSON lines into a table's typed columns
 (Arrow buffers), by the casting rules of ``elastic_channels.emulator.rowparse``; the lines
@@ -19,6 +25,8 @@ from elastic_native._elastic_native import (
     TABLES_FINGERPRINT,
     ResortGenerator,
     RowParser,
+    WorkloadGenerator,
+    WorkloadTable,
     __version__,
 )
 
@@ -28,5 +36,7 @@ __all__ = [
     "TABLE_LENGTH",
     "ResortGenerator",
     "RowParser",
+    "WorkloadGenerator",
+    "WorkloadTable",
     "__version__",
 ]

@@ -6,6 +6,8 @@ __all__ = [
     "TABLE_LENGTH",
     "ResortGenerator",
     "RowParser",
+    "WorkloadGenerator",
+    "WorkloadTable",
     "__version__",
 ]
 
@@ -25,6 +27,45 @@ class ResortGenerator:
 
     def next_batch(self, n: int, sale_time_us: int) -> bytes:
         """The next ``n`` rows stamped ``sale_time_us`` (Unix epoch microseconds), as NDJSON."""
+
+    def batch_len(self, n: int, sale_time_us: int) -> int:
+        """``len(self.next_batch(n, sale_time_us))``, with the same checks, computed
+        without writing the rows or advancing ``seq``."""
+
+@final
+class WorkloadTable:
+    """A workload's replay table, checked and laid out once; any number of
+    ``WorkloadGenerator``s share it."""
+
+    def __new__(
+        cls,
+        entries: int,
+        stride: int,
+        pieces: list[bytes],
+        ids: bytes,
+        template: list[tuple[str, bytes]],
+    ) -> WorkloadTable: ...
+    @property
+    def entries(self) -> int:
+        """Number of entries."""
+
+    @property
+    def slots(self) -> int:
+        """Pieces (slots) per row."""
+
+@final
+class WorkloadGenerator:
+    """Deterministic rows of a workload for one worker, generated and written as NDJSON."""
+
+    def __new__(
+        cls, table: WorkloadTable, run_id: str, worker_id: int, *, start_seq: int = 0
+    ) -> WorkloadGenerator: ...
+    @property
+    def seq(self) -> int:
+        """The sequence number of the next row."""
+
+    def next_batch(self, n: int, sale_time_us: int) -> bytes:
+        """The next ``n`` rows sent at ``sale_time_us`` (Unix epoch microseconds), as NDJSON."""
 
     def batch_len(self, n: int, sale_time_us: int) -> int:
         """``len(self.next_batch(n, sale_time_us))``, with the same checks, computed

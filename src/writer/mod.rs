@@ -1,17 +1,20 @@
-//! The row writer: a planned batch of rows, written as NDJSON bytes.
+//! The row writer: a planned batch of rows, written as NDJSON bytes. The one engine
+//! behind every generator: the compiled resort table and a workload's runtime table
+//! are both a [`ReplayTable`].
 //!
-//! Row `seq` replays table entry `(worker_id * WORKER_STRIDE + seq) % TABLE_LENGTH`
-//! and is laid out as
+//! The writer loops over the row's *cycle* (`crate::table::template`): the sequence
+//! number, then groups of slots (the entry's pieces) each followed by the batch's
+//! consts. A resort row is one group:
 //!
 //! ```text
-//! {"TXID":"<run_id>-<worker_id>-  <seq>  ","RESORT":...,"SALE_TIME":  "<time>","RUN_ID":"<run_id>","WORKER_ID":<w>}\n
-//! '---------- head (per generator) '----' '-- pieces (per entry) ---' '------------- tail (per batch) ---------------'
+//! {"TXID":"<run_id>-<worker_id>-  <seq>  ","RESORT":...,"SALE_TIME":  "<time>","RUN_ID":"<run_id>","WORKER_ID":<w>}\n{"TXID":"<run_id>-<worker_id>-
+//! '--- head (written first) -----' '----' '-- pieces (per entry) ---' '---- consts: this row's tail, the next row's head ------------------------'
 //! ```
 //!
-//! so writing a row is one integer to decimal and a few copies. Away from the end
-//! of the buffer the copies are whole 32-byte words from zero-padded sources: each
-//! may spill past its piece, and the next copy overwrites the spill. The last rows,
-//! where a spill would run off the buffer, are copied exactly.
+//! so writing a row is one increment of an ASCII counter and a few copies. Away from
+//! the end of the buffer pieces are copied as whole 32-byte words from zero-padded
+//! sources: each may spill past its piece, and the next copy overwrites the spill. The
+//! last rows, where a spill would run off the buffer, are copied exactly.
 //!
 //! [`crate::generator`] checks the arguments and sizes the batch; this module only
 //! writes it.
@@ -20,20 +23,23 @@ mod counter;
 pub(crate) mod pieces;
 mod prefetch;
 
+#[cfg(test)]
+mod tests;
+
 use std::mem::MaybeUninit;
 
-use crate::tables::TABLE_LENGTH;
+use crate::table::{RefKind, ReplayTable, TableRef};
 use counter::DecimalCounter;
-use pieces::{Pieces, COLUMNS, WIDTH};
+use pieces::{Long, Short, Tiny};
 
 /// One batch as the writer sees it: every byte of it is settled, none written.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rows<'a> {
-    /// `{"TXID":"<run_id>-<worker_id>-`, written before the first row's digits.
-    pub head: &'a [u8],
-    /// The tail of every row, followed by the head of the next row.
-    pub tail_head: &'a [u8],
-    /// Length of the tail alone: the last row ends with it.
+    pub table: &'a ReplayTable,
+    /// Each group's consts, rendered, group after group; `seg_ends[g]` ends group g's.
+    pub segs: &'a [u8],
+    pub seg_ends: &'a [usize],
+    /// Bytes of the consts of the group where a row ends that end it.
     pub tail_len: usize,
     /// The table entry of the first row.
     pub entry: usize,
@@ -41,6 +47,18 @@ pub(crate) struct Rows<'a> {
     pub seq: u64,
     /// Number of rows, at least one.
     pub n: u64,
+}
+
+impl<'a> Rows<'a> {
+    /// Each group's slot count and consts.
+    fn groups(&self) -> impl Iterator<Item = (usize, &'a [u8])> + Clone + 'a {
+        let (segs, ends) = (self.segs, self.seg_ends);
+        let groups = self.table.shape.groups.iter().enumerate();
+        groups.map(move |(g, group)| {
+            let start = if g == 0 { 0 } else { ends[g - 1] };
+            (group.slots, &segs[start..ends[g]])
+        })
+    }
 }
 
 /// Copies `src` to `out[pos..]`; returns the position after it.
@@ -71,114 +89,113 @@ unsafe fn write_avx2(rows: &Rows, out: &mut [MaybeUninit<u8>]) -> usize {
     write_baseline(rows, out)
 }
 
-/// `write` for any CPU of the target.
+/// `write` for any CPU of the target: the loop for this table's kind of row.
 #[inline(always)]
 fn write_baseline(rows: &Rows, out: &mut [MaybeUninit<u8>]) -> usize {
-    let pieces = Pieces::get();
+    let t = rows.table;
+    let one = t.shape.groups.len() == 1;
+    match (t.shape.has_seq, one, t.ref_kind()) {
+        (true, true, RefKind::Tiny) => write_rows::<true, true, Tiny>(rows, out),
+        (true, false, RefKind::Tiny) => write_rows::<true, false, Tiny>(rows, out),
+        (false, true, RefKind::Tiny) => write_rows::<false, true, Tiny>(rows, out),
+        (false, false, RefKind::Tiny) => write_rows::<false, false, Tiny>(rows, out),
+        (true, true, RefKind::Short) => write_rows::<true, true, Short>(rows, out),
+        (true, false, RefKind::Short) => write_rows::<true, false, Short>(rows, out),
+        (false, true, RefKind::Short) => write_rows::<false, true, Short>(rows, out),
+        (false, false, RefKind::Short) => write_rows::<false, false, Short>(rows, out),
+        (true, true, RefKind::Long) => write_rows::<true, true, Long>(rows, out),
+        (true, false, RefKind::Long) => write_rows::<true, false, Long>(rows, out),
+        (false, true, RefKind::Long) => write_rows::<false, true, Long>(rows, out),
+        (false, false, RefKind::Long) => write_rows::<false, false, Long>(rows, out),
+    }
+}
+
+/// The rows of a table whose row has a sequence number (`SEQ`), whose cycle is one
+/// group (`ONE`), and whose entries hold references of kind `R`.
+#[inline(always)]
+fn write_rows<const SEQ: bool, const ONE: bool, R: TableRef>(
+    rows: &Rows,
+    out: &mut [MaybeUninit<u8>],
+) -> usize {
+    let t = rows.table;
+    // Locals rather than fields, so that they stay in registers across the stores.
+    let store = t.pieces.store();
+    let (refs, slots, entries) = (t.all_refs::<R>(), t.slots(), t.entries());
+    debug_assert_eq!(refs.len(), entries * slots);
+    // SAFETY: the table holds `slots` references for each of its `entries` entries,
+    // and every `i` passed here is an entry index (below `entries`).
+    let entry = |i: usize| unsafe { refs.get_unchecked(i * slots..i * slots + slots) };
+    let groups = rows.groups();
+    let end_group = t.shape.end_group;
     let mut idx = rows.entry;
     let mut digits = DecimalCounter::new(rows.seq);
     let last = rows.seq + (rows.n - 1);
     let mut seq = rows.seq;
 
+    // What precedes the first row's sequence number: the rest of the cycle after a
+    // row's end, read from the entry before the first row's (its slots are the next
+    // entry's, in cycle order).
+    let before = entry(if idx == 0 { entries - 1 } else { idx - 1 });
+    let mut k: usize = groups.clone().take(end_group + 1).map(|g| g.0).sum();
+    let end_seg = groups.clone().nth(end_group).expect("the end group").1;
+    let mut pos = copy_exact(out, 0, &end_seg[rows.tail_len..]);
+    for (n, seg) in groups.clone().skip(end_group + 1) {
+        for r in &before[k..k + n] {
+            pos = r.copy_exact(store, out, pos);
+        }
+        k += n;
+        pos = copy_exact(out, pos, seg);
+    }
+
     // Whole-word rows: while the longest row and its spill fit in what is left.
-    let word_row = counter::WORD + COLUMNS * WIDTH + rows.tail_head.len();
-    let mut pos = copy_exact(out, 0, rows.head);
+    let word_row = counter::WORD + t.word_slots + rows.segs.len();
+    let tail_head = rows.segs;
     while seq < last && out.len() - pos >= word_row {
         prefetch::for_write(out, pos + prefetch::DISTANCE);
-        pos = digits.write(out, pos);
-        digits.increment();
-        for &piece in pieces.row(idx) {
-            let (slot, len) = pieces.slot(piece);
-            out[pos..pos + WIDTH].write_copy_of_slice(slot);
-            pos += len;
+        if SEQ {
+            pos = digits.write(out, pos);
+            digits.increment();
         }
-        pos = copy_exact(out, pos, rows.tail_head);
-        idx = if idx + 1 == TABLE_LENGTH { 0 } else { idx + 1 };
+        let refs = entry(idx);
+        if ONE {
+            for r in refs {
+                pos = r.copy_words(store, out, pos);
+            }
+            pos = copy_exact(out, pos, tail_head);
+        } else {
+            let mut k = 0;
+            for (n, seg) in groups.clone() {
+                for r in &refs[k..k + n] {
+                    pos = r.copy_words(store, out, pos);
+                }
+                k += n;
+                pos = copy_exact(out, pos, seg);
+            }
+        }
+        idx = if idx + 1 == entries { 0 } else { idx + 1 };
         seq += 1;
     }
     // The rest, exactly.
     loop {
-        pos = digits.write_exact(out, pos);
-        for &piece in pieces.row(idx) {
-            let (slot, len) = pieces.slot(piece);
-            pos = copy_exact(out, pos, &slot[..len]);
+        if SEQ {
+            pos = digits.write_exact(out, pos);
         }
-        if seq == last {
-            pos = copy_exact(out, pos, &rows.tail_head[..rows.tail_len]);
-            break;
+        let refs = entry(idx);
+        let mut k = 0;
+        for (g, (n, seg)) in groups.clone().enumerate() {
+            for r in &refs[k..k + n] {
+                pos = r.copy_exact(store, out, pos);
+            }
+            k += n;
+            if seq == last && g == end_group {
+                return copy_exact(out, pos, &seg[..rows.tail_len]);
+            }
+            pos = copy_exact(out, pos, seg);
         }
-        pos = copy_exact(out, pos, rows.tail_head);
-        digits.increment();
-        idx = if idx + 1 == TABLE_LENGTH { 0 } else { idx + 1 };
+        if SEQ {
+            digits.increment();
+        }
+        idx = if idx + 1 == entries { 0 } else { idx + 1 };
         seq += 1;
-    }
-    pos
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::generator::ResortGenerator;
-
-    const T: i64 = 1_764_470_646_123_456;
-
-    #[test]
-    fn whole_word_rows_equal_rows_copied_exactly() {
-        // A one-row batch is copied exactly; longer ones mostly in whole words.
-        let long_run_id = "\u{1}\"".repeat(40);
-        for run_id in ["r", long_run_id.as_str()] {
-            for n in [2, 3, 40, 5_000] {
-                let mut batch = ResortGenerator::new(run_id, 9, 99_990).unwrap();
-                let mut rows = batch.clone();
-                let whole = batch.next_batch(n, T).unwrap();
-                let single: Vec<u8> = (0..n)
-                    .flat_map(|_| rows.next_batch(1, T).unwrap())
-                    .collect();
-                assert!(whole == single, "run_id={run_id:?} n={n}");
-            }
-        }
-    }
-
-    /// The rows as each compiled writer this CPU can run writes them, then as `write`.
-    fn by_each_writer(run_id: &str, n: u64) -> Vec<Vec<u8>> {
-        let gen = ResortGenerator::new(run_id, 9, 99_990).unwrap();
-        let plan = gen.plan(n, T).unwrap();
-        let run = |write: &dyn Fn(&mut ResortGenerator, &mut [MaybeUninit<u8>])| {
-            let mut g = gen.clone();
-            let mut out = vec![MaybeUninit::new(0u8); plan.len()];
-            write(&mut g, &mut out);
-            assert_eq!(g.seq(), 99_990 + n);
-            // SAFETY: `out` was initialised when made.
-            out.iter()
-                .map(|b| unsafe { b.assume_init() })
-                .collect::<Vec<u8>>()
-        };
-        let mut all = vec![run(&|g, out| {
-            g.write_with(&plan, out, write_baseline).unwrap()
-        })];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            all.push(run(&|g, out| {
-                g.write_with(&plan, out, |rows, out| unsafe { write_avx2(rows, out) })
-                    .unwrap()
-            }));
-        }
-        all.push(run(&|g, out| g.write(&plan, out).unwrap()));
-        all
-    }
-
-    #[test]
-    fn every_compiled_writer_writes_the_same_rows() {
-        let long_run_id = "\u{1}\"".repeat(40);
-        for run_id in ["r", long_run_id.as_str()] {
-            for n in [1, 2, 40, 5_000] {
-                let all = by_each_writer(run_id, n);
-                assert!(
-                    all.windows(2).all(|w| w[0] == w[1]),
-                    "run_id={run_id:?} n={n}"
-                );
-            }
-        }
     }
 }
