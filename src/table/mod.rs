@@ -103,7 +103,22 @@ impl ReplayTable {
         }
         let mut texts: Vec<Cow<[u8]>> = pieces.iter().map(|p| Cow::Borrowed(p.as_ref())).collect();
         merge::merge_groups(&mut shape, &mut cycled, &mut texts);
-        let pieces = Pieces::new(&texts)?;
+        // Only the pieces rows use are stored (merged groups leave theirs unused).
+        let mut number = vec![u32::MAX; texts.len()];
+        for &id in &cycled {
+            number[id as usize] = 0;
+        }
+        let mut kept = Vec::new();
+        for (text, n) in texts.into_iter().zip(number.iter_mut()) {
+            if *n == 0 {
+                *n = kept.len() as u32;
+                kept.push(text);
+            }
+        }
+        for id in cycled.iter_mut() {
+            *id = number[*id as usize];
+        }
+        let pieces = Pieces::new(&kept)?;
         let (mut tiny, mut short, mut long) = (Vec::new(), Vec::new(), Vec::new());
         if pieces.short() && pieces.count() <= TINY_PIECES {
             tiny = cycled

@@ -1,4 +1,5 @@
-"""Rows: the row-generator protocol, the backend choice, the pure-Python generator.
+"""Rows: the row-generator protocol, the backend choice, the pure-Python generators
+(resort sales from the compiled model; any workload from its resolved table).
 
 Both backends (``elastic_native``'s Rust generator and ``python_generator``'s msgspec
 path) satisfy ``RowGenerator`` and write byte-identical NDJSON. ``select_backend`` is
@@ -16,6 +17,7 @@ from .backend import (
 )
 from .protocol import Backend, RowGenerator, RowObjectGenerator
 from .python_generator import ResortGenerator, check_generator_args
+from .workload_generator import WorkloadGenerator
 
 __all__ = [
     "ENV_VAR",
@@ -23,6 +25,7 @@ __all__ = [
     "ResortGenerator",
     "RowGenerator",
     "RowObjectGenerator",
+    "WorkloadGenerator",
     "check_generator_args",
     "choose_backend",
     "fast_encode_requested",

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.table import table_fingerprint
 from .protocol import Backend, RowGenerator
 from .python_generator import ResortGenerator as PythonResortGenerator
+from .workload_generator import WorkloadGenerator as PythonWorkloadGenerator
+
+if TYPE_CHECKING:
+    from ..workload.replay import WorkloadReplay
 
 log = logging.getLogger("elastic_channels.rows")
 
@@ -74,9 +78,27 @@ def select_backend(requested: Backend | None = None) -> Backend:
 
 
 def make_generator(
-    run_id: str, worker_id: int, *, start_seq: int = 0, backend: Backend
+    run_id: str,
+    worker_id: int,
+    *,
+    start_seq: int = 0,
+    backend: Backend,
+    workload: WorkloadReplay | None = None,
 ) -> RowGenerator:
-    """A generator for ``backend``; both produce byte-identical batches."""
+    """A generator for ``backend``; both produce byte-identical batches.
+
+    Without ``workload``: resort sales, from the compiled table. With one (a
+    ``workload.WorkloadReplay``, one per process and workload, shared by its
+    generators): that workload's rows, from its table resolved at runtime.
+    """
+    if workload is not None:
+        if backend == "native":
+            import elastic_native
+
+            table = workload.native_table()
+            return elastic_native.WorkloadGenerator(table, run_id, worker_id, start_seq=start_seq)
+        resolved = workload.resolved()
+        return PythonWorkloadGenerator(resolved, run_id, worker_id, start_seq=start_seq)
     if backend == "native":
         import elastic_native
 

@@ -1,7 +1,8 @@
 """Loading a workload: a shipped one by name, a YAML file, its text, or plain values.
 
-YAML is read as the scenario files are (``scenario.yaml_source``: YAML 1.2 scalars, so
-``yes``/``on`` and dates stay text, and a key given twice is an error). Every error is
+YAML is read as the scenario files are (``scenario.yaml_source``, imported only when a
+file or text is read: YAML 1.2 scalars, so ``yes``/``on`` and dates stay text, and a key
+given twice is an error). Every error is
 a :class:`WorkloadError` naming the file, the line, the column and the key:
 ``iot.yaml:14: columns[3] (TEMP): range.min: must be at most max (50 > 40)``.
 """
@@ -15,7 +16,6 @@ from typing import Any
 
 import msgspec
 
-from ..scenario.yaml_source import line_of, parse
 from .check import check
 from .errors import WorkloadError
 from .model import CheckedWorkload, Field, Weighted, Workload
@@ -79,6 +79,10 @@ def from_data(data: Any, origin: str, root: Any = None) -> CheckedWorkload:
     full; ``origin`` names it in errors, ``root`` (the YAML node tree) gives lines."""
 
     def line(path: tuple[str | int, ...]) -> int | None:
+        if root is None:
+            return None
+        from ..scenario.yaml_source import line_of  # YAML only when there is a file
+
         return line_of(root, tuple(p if isinstance(p, int) else str(p) for p in path))
 
     if not isinstance(data, dict):
@@ -99,6 +103,8 @@ def from_data(data: Any, origin: str, root: Any = None) -> CheckedWorkload:
 
 def load_text(text: str, origin: str = "<workload>") -> CheckedWorkload:
     """The workload a YAML text describes; ``origin`` names it in errors."""
+    from ..scenario.yaml_source import parse
+
     data, root, problems = parse(text)
     if problems:
         p = problems[0]

@@ -70,7 +70,7 @@ class ReplayTable(msgspec.Struct, frozen=True):
         return list(ids[i * self.slots : (i + 1) * self.slots])
 
 
-class ResolvedWorkload(msgspec.Struct, frozen=True):
+class ResolvedWorkload:
     """A workload resolved: the native side's ``table``; per entry the table columns'
     values (``entry_values``, slot order) and the rendered length of its pieces
     (``entry_lengths`` as prefix sums) for the msgspec side; and for each column how its
@@ -78,11 +78,67 @@ class ResolvedWorkload(msgspec.Struct, frozen=True):
     ``("unique_id", None)``, ``("run_id", None)``, ``("worker_id", quoted)``,
     ``("send_time", form)``)."""
 
-    workload: CheckedWorkload
-    table: ReplayTable
-    entry_values: list[tuple[Any, ...]]
-    entry_lengths: list[int]
-    parts: list[tuple[str, Any]]
+    __slots__ = ("_native", "entry_lengths", "entry_values", "parts", "table", "workload")
+
+    def __init__(
+        self,
+        workload: CheckedWorkload,
+        table: ReplayTable,
+        entry_values: list[tuple[Any, ...]],
+        entry_lengths: list[int],
+        parts: list[tuple[str, Any]],
+    ) -> None:
+        self.workload = workload
+        self.table = table
+        self.entry_values = entry_values
+        self.entry_lengths = entry_lengths
+        self.parts = parts
+        self._native: Any = None
+
+    def native_table(self) -> Any:
+        """The table as ``elastic_native.WorkloadTable``, made on first use and kept (every
+        native generator of this workload shares it). Raises ImportError without the
+        native module."""
+        if self._native is None:
+            self._native = native_table(self.table)
+        return self._native
+
+
+def native_table(t: ReplayTable) -> Any:
+    """``t`` as an ``elastic_native.WorkloadTable`` (ImportError without the module)."""
+    import elastic_native
+
+    return elastic_native.WorkloadTable(t.entries, t.stride, t.pieces, t.ids, t.template)
+
+
+class WorkloadReplay:
+    """What every generator of one workload in a process shares, each part made when
+    first asked for: the msgspec path's :class:`ResolvedWorkload` (``resolved()``), the
+    native path's ``WorkloadTable`` (``native_table()``). A process that only writes
+    natively resolves once and keeps only the native table, not the Python values."""
+
+    __slots__ = ("_native", "_resolved", "workload")
+
+    def __init__(self, workload: CheckedWorkload) -> None:
+        self.workload = workload
+        self._resolved: ResolvedWorkload | None = None
+        self._native: Any = None
+
+    def resolved(self) -> ResolvedWorkload:
+        """The workload resolved (once) for the msgspec path."""
+        if self._resolved is None:
+            self._resolved = resolve(self.workload)
+        return self._resolved
+
+    def native_table(self) -> Any:
+        """The workload's ``elastic_native.WorkloadTable`` (made once; ImportError
+        without the native module)."""
+        if self._native is None:
+            if self._resolved is not None:
+                self._native = self._resolved.native_table()
+            else:
+                self._native = native_table(resolve(self.workload).table)
+        return self._native
 
 
 def _column_tokens(kind: str, sql_kind: str) -> tuple[list[Token], tuple[str, Any]]:
