@@ -101,11 +101,14 @@ def watch(
     deadline: float,
     on_record: Callable[[dict[str, Any]], Any] | None = None,
     on_idle: Callable[[], Any] | None = None,
+    on_window: Callable[[dict[str, Any]], Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Collect every worker's output until all exit; print fleet-wide windows.
 
     ``on_record`` gets every worker line as it comes (a monitor writing the metrics
-    table), ``on_idle`` is called while no line comes (about 5 times a second)."""
+    table), ``on_idle`` is called while no line comes (about 5 times a second), and
+    ``on_window`` each fleet window once every live worker has reported it, in time
+    order (the search for the highest rate held judges them)."""
     lines: queue.Queue = queue.Queue()
     threads = []
     for wp in workers:
@@ -144,6 +147,8 @@ def watch(
             fleet.append(agg)
             if progress is not None:
                 print(format_window(agg), file=progress, flush=True)
+            if on_window is not None:
+                on_window(agg)
 
     def late(record: dict[str, Any]) -> bool:
         """A line for a window already printed (a worker that finished early let it

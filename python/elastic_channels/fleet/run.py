@@ -32,6 +32,7 @@ from ..scenario.run_args import add_arguments, constant_bps, describe, run_scena
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, resolve
 from . import local, report
+from .find_max import SearchPlan
 from .run_output import (
     finish_monitor,
     print_tables,
@@ -40,6 +41,8 @@ from .run_output import (
     start_monitor,
     write_chart,
 )
+from .run_search import SearchRun, searched
+from .run_search import add_argument as add_search_argument
 from .run_target import TargetError, default_data_dir, open_target
 from .run_target import account_problem as _account_problem  # noqa: F401 (tests)
 from .verify import loss_accepted, verify_landed
@@ -85,6 +88,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     add_arguments(p)  # SCENARIO, --print-scenario and the flags of a scenario's keys
     add_settings(p, ACCOUNT_SETTINGS)
     local_args = p.add_argument_group("this command")
+    add_search_argument(local_args)
     local_args.add_argument(
         "--data-dir",
         type=Path,
@@ -160,16 +164,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         if error:
             return _fail(error)
         scenario, scenario_file = run_scenario(args, v, os.environ)
+        scenario, plan = searched(scenario, args.find_max)  # the staircase, if searching
     except ValueError as e:  # ScenarioError: one line per problem, each naming its key
         return _fail(str(e))
     if args.print_scenario:
         print(to_yaml(scenario), end="")
         return 0
-    return _run(args, v, scenario, scenario_file)
+    return _run(args, v, scenario, scenario_file, plan)
 
 
 def _run(
-    args: argparse.Namespace, v: dict[str, Any], s: Scenario, scenario_file: str | None
+    args: argparse.Namespace,
+    v: dict[str, Any],
+    s: Scenario,
+    scenario_file: str | None,
+    plan: SearchPlan | None = None,
 ) -> int:
     run_id = v["run_id"]
     try:
@@ -196,6 +205,7 @@ def _run(
     if not args.no_monitor:
         mon = start_monitor(run_id, s.workers, emu, target.profile, not args.no_visible, land)
     metrics: list[dict[str, Any]] | None = None
+    search = SearchRun(plan, s) if plan is not None else None
     started_at = time.time()
     try:
         # One start for all: each worker opens its client and channel, then waits for it,
@@ -204,6 +214,8 @@ def _run(
         start_at = start_time(time.time() + start_allowance(s.workers), s.window_seconds)
         common_start = [*common, "--start-at", f"{start_at:.3f}"]
         workers = local.start_workers(s.workers, common_start, dict(os.environ))
+        if search is not None:
+            search.bind(workers)
         deadline = time.monotonic() + start_allowance(s.workers) + run_seconds(s) + 300
         fleet = local.watch(
             workers,
@@ -211,6 +223,7 @@ def _run(
             deadline,
             on_record=mon.feed if mon is not None else None,
             on_idle=mon.tick if mon is not None else None,
+            on_window=search.on_window if search is not None else None,
         )
         summaries = [wp.summary for wp in workers if wp.summary]
         killed = [
@@ -251,6 +264,9 @@ def _run(
         "failed_workers": failed,
         "chart": str(chart) if chart.exists() else None,
     }
+    if search is not None:  # plan --figures reads it from here (or the result file)
+        done = not failed and len(summaries) == s.workers
+        result["find_max"] = search.finish(done, "emulator" if emu is not None else "account")
     held = record_result(result, DEFAULT_HOME)
     if args.json:
         print(json.dumps(result))
@@ -261,7 +277,7 @@ def _run(
         print("the Iceberg table read by pyiceberg disagrees with the SQL count", file=sys.stderr)
         ok = False
     under = [x["worker_id"] for x in summaries if x.get("under_target")]
-    if under:
+    if under and search is None:  # a search stops its workers under target on purpose
         print(
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
