@@ -16,6 +16,7 @@ from elastic_channels.monitor.keypair import account_identifier, token_factory
 from elastic_channels.monitor.sql_client import (
     SqlApiClient,
     SqlError,
+    SqlUnreachable,
     decode_value,
     http_transport,
 )
@@ -133,8 +134,19 @@ def test_http_transport_authenticates_with_a_key_pair_jwt(server):
 
 def test_http_transport_names_an_unreachable_server():
     client = SqlApiClient(http_transport("http://127.0.0.1:9", lambda: "t", timeout_s=2))
-    with pytest.raises(SqlError, match=r"cannot reach http://127\.0\.0\.1:9"):
+    with pytest.raises(SqlUnreachable, match=r"cannot reach http://127\.0\.0\.1:9"):
         client.execute("SELECT 1")
+
+
+def test_an_unreachable_server_is_not_taken_for_a_missing_metrics_table():
+    """Issue #22: with the emulator stopped the monitor said the metrics table 'is missing;
+    run setup'. Unreachable is said as such, and nothing is created."""
+    from elastic_channels.monitor.sink import SqlMetricsSink
+
+    client = SqlApiClient(http_transport("http://127.0.0.1:9", lambda: "t", timeout_s=2))
+    with pytest.raises(SqlUnreachable) as e:
+        SqlMetricsSink(client).ensure_table()
+    assert "cannot reach" in str(e.value) and "missing" not in str(e.value)
 
 
 def test_upserts_bind_each_column_with_one_type_in_every_row():

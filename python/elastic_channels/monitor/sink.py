@@ -27,7 +27,7 @@ from ..model import METRICS_TABLE_NAME, TABLE_NAME
 from ..snowflake.ddl import METRICS_COLUMNS
 from .landing_reads import LandingReads, iso_utc
 from .rows import WRITTEN_COLUMNS
-from .sql_client import SqlClient, SqlError, TypedNull
+from .sql_client import SqlClient, SqlError, SqlUnreachable, TypedNull
 
 __all__ = ["MetricsSink", "RefusedRow", "SqlMetricsSink"]
 
@@ -116,6 +116,8 @@ class SqlMetricsSink(LandingReads):
         may only write to an existing one never needs to create it."""
         try:
             self.client.execute(f"SELECT RUN_ID FROM {self.table} LIMIT 0")
+        except SqlUnreachable:
+            raise  # says the server cannot be reached: not a missing table
         except SqlError:
             pass
         else:

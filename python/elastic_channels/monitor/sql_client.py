@@ -31,6 +31,7 @@ __all__ = [
     "SqlApiClient",
     "SqlClient",
     "SqlError",
+    "SqlUnreachable",
     "TypedNull",
     "http_transport",
     "local_transport",
@@ -47,6 +48,11 @@ class SqlError(Exception):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class SqlUnreachable(SqlError):
+    """No answer at all: the server is down, the address wrong, the network cut. Not a
+    statement's failure, so never read as one (a missing table, a refused role)."""
 
 
 @dataclass
@@ -227,7 +233,7 @@ def http_transport(
         except urllib.error.HTTPError as e:
             return e.code, _json(e.read())
         except (urllib.error.URLError, OSError) as e:
-            raise SqlError(f"cannot reach {base}: {e}") from None
+            raise SqlUnreachable(f"cannot reach {base}: {e}") from None
 
     return send
 
