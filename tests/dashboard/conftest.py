@@ -20,6 +20,8 @@ from dashboard_support import (
     write_metrics,
 )
 
+from elastic_channels.dashboard.settings import ENV
+
 
 @pytest.fixture(scope="session")
 def landed(tmp_path_factory: pytest.TempPathFactory) -> LandedRun:
@@ -49,4 +51,6 @@ def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     st.cache_data.clear()
     st.cache_resource.clear()
     monkeypatch.delenv("SNOWFLAKE_ACCOUNT", raising=False)
+    for name in ENV.values():  # each test says what the app reads
+        monkeypatch.delenv(name, raising=False)
     yield

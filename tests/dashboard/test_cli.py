@@ -20,7 +20,7 @@ def parse(*argv: str) -> argparse.Namespace:
 
 def test_defaults_and_command(tmp_path: Path) -> None:
     args = parse()
-    assert args.port == 8501 and args.data_dir == Path(".elastic-channels/emulator")
+    assert args.port == 8501 and args.data_dir is None and args.workload is None
     assert args.func is cli.run
     cmd, env = cli.build_command(parse("--port", "9000", "--data-dir", str(tmp_path)))
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
@@ -33,7 +33,9 @@ def test_defaults_and_command(tmp_path: Path) -> None:
     assert cmd[cmd.index("--client.toolbarMode") + 1] == "viewer"
     assert cmd[cmd.index("--server.enableCORS") + 1] == "true"
     assert cmd[cmd.index("--server.enableXsrfProtection") + 1] == "true"
-    assert Settings.from_env(env) == Settings(data_dir=tmp_path.resolve(), refresh_s=5.0)
+    assert Settings.from_env(env) == Settings(
+        data_dir=tmp_path.resolve(), home=Path(".elastic-channels").resolve(), refresh_s=5.0
+    )
 
 
 @pytest.mark.parametrize(
@@ -61,7 +63,9 @@ def test_missing_profile_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_settings_from_env_checks_refresh() -> None:
     with pytest.raises(ValueError, match=ENV["refresh_s"]):
         Settings.from_env({ENV["refresh_s"]: "soon"})
-    assert Settings.from_env({}).data_dir == Path(".elastic-channels/emulator")
+    got = Settings.from_env({})
+    assert got.data_dir is None and got.home == Path(".elastic-channels")  # found there
+    assert got.workload == "resort-sales"
 
 
 def test_help_explains(capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,6 +73,7 @@ def test_help_explains(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert "127.0.0.1" in out and "--data-dir" in out and "Resort sales" in out
+    assert "--workload" in out and "Latest rows" in out
 
 
 def test_stopping_the_command_stops_the_server(tmp_path: Path) -> None:
@@ -119,3 +124,63 @@ def test_database_and_schema_as_run_takes_them(
     # without an account they name nothing: a clear error, not the emulator read instead
     assert cli.run(parse("--database", "DEMO")) == 2
     assert "--database/--schema name an account's objects" in capsys.readouterr().err
+
+
+def test_the_workload_is_handed_to_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WORKLOAD", raising=False)
+    monkeypatch.setenv(ENV["data_dir"], "/somewhere/else")  # inherited: never passed on
+    _, env = cli.build_command(parse())
+    assert env[ENV["workload"]] == "resort-sales" and ENV["data_dir"] not in env
+    assert Settings.from_env(env).home == Path(".elastic-channels").resolve()
+    _, env = cli.build_command(parse("--workload", "iot-telemetry"))
+    assert env[ENV["workload"]] == "iot-telemetry"
+    spec = tmp_path / "mine.yaml"
+    monkeypatch.chdir(tmp_path)
+    _, env = cli.build_command(parse("--workload", "mine.yaml"))
+    assert env[ENV["workload"]] == str(spec)  # a file: its absolute path
+    monkeypatch.setenv("WORKLOAD", "clickstream")  # as 'run' reads it (.env too)
+    _, env = cli.build_command(parse())
+    assert env[ENV["workload"]] == "clickstream"
+    _, env = cli.build_command(parse("--workload", "wide-events"))
+    assert env[ENV["workload"]] == "wide-events"  # the flag first
+
+
+def test_a_bad_workload_is_refused_naming_the_file_line_and_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("WORKLOAD", raising=False)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: bad\ndescription: a range upside down\ntable: T\ncolumns:\n"
+        "  - {name: ID, type: VARCHAR, unique_id: {}}\n"
+        "  - name: TEMP\n    type: NUMBER(5,2)\n    range: {min: 50, max: 40}\n"
+    )
+    assert cli.run(parse("--workload", str(bad))) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"elastic-channels dashboard: --workload: {bad}:8: columns[1] (TEMP)")
+    assert "range" in err and "Traceback" not in err
+    assert cli.run(parse("--workload", "no-such-workload")) == 2
+    err = capsys.readouterr().err
+    assert "no shipped workload 'no-such-workload'" in err and "iot-telemetry" in err
+    assert cli.run(parse("--workload", str(tmp_path / "missing.yaml"))) == 2
+    assert "missing.yaml: cannot read it" in capsys.readouterr().err
+    monkeypatch.setenv("WORKLOAD", str(bad))
+    assert cli.run(parse()) == 2
+    assert f"elastic-channels dashboard: WORKLOAD: {bad}:8:" in capsys.readouterr().err
+
+
+def test_the_command_refuses_a_bad_workload_before_serving(tmp_path: Path) -> None:
+    """``elastic-channels dashboard --workload BAD`` exits 2 with one line, no server."""
+    import subprocess
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ndescription: x\ntable: T\ncolumns: []\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "elastic_channels", "dashboard", "--workload", str(bad)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"elastic-channels dashboard: --workload: {bad}:4: columns: needs 1 to 1000 columns"
+    ]
+    assert "dashboard on http" not in proc.stdout

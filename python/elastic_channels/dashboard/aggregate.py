@@ -23,13 +23,20 @@ class Aggregate:
     """``SELECT keys, measures FROM table WHERE RUN_ID = ? GROUP BY keys``, each
     measure ``(name, how, column)``: ``how(column)`` with ``how`` in count (``count(*)``),
     sum, min, max (so partial results add up); ``times``: the measures that are
-    timestamps."""
+    timestamps. ``run_column``: the SQL of the run id's column; ``key_sql``: the SQL
+    of each key, when it is not the key's name (a workload's quoted column)."""
 
     name: str
     table: str
     keys: tuple[str, ...]
     measures: tuple[tuple[str, str, str], ...]
     times: tuple[str, ...] = ()
+    run_column: str = "RUN_ID"
+    key_sql: tuple[str, ...] = ()
+
+    def _keys(self) -> list[tuple[str, str]]:
+        """(SQL, name) of each key."""
+        return list(zip(self.key_sql or self.keys, self.keys, strict=True))
 
     def statement(
         self, d: Dialect, run_id: str | None, since_iso: str | None, settle_iso: str | None
@@ -42,16 +49,17 @@ class Aggregate:
             settled = "FALSE"
         else:
             settled = f"{d.commit_time} <= {d.timestamp(b, settle_iso)}"
-        where = ["TRUE" if run_id is None else f"RUN_ID = {b(run_id)}"]
+        where = ["TRUE" if run_id is None else f"{self.run_column} = {b(run_id)}"]
         if since_iso is not None:
             where.append(f"{d.commit_time} > {d.timestamp(b, since_iso)}")
+        keys = self._keys()
         select = [
-            *self.keys,
+            *(sql if sql == name else f"{sql} AS {name}" for sql, name in keys),
             f"{settled} AS SETTLED",
             *(f"{_sql(how, expr)} AS {name}" for name, how, expr in self.measures),
             f"max({d.commit_time}) AS LAST_COMMIT_SEEN",
         ]
-        group = [*self.keys, "SETTLED"]
+        group = [*(sql for sql, _ in keys), "SETTLED"]
         sql = (
             f"SELECT {', '.join(select)} FROM {self.table} WHERE {' AND '.join(where)} "
             f"GROUP BY {', '.join(group)}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..env_file import load_settings_file
 from ..worker.settings import BY_NAME as RUN_SETTINGS
-from .settings import DEFAULT_DATA_DIR, DEFAULT_REFRESH_S, Settings
+from .settings import DEFAULT_HOME, DEFAULT_REFRESH_S, DEFAULT_WORKLOAD, ENV, Settings
 
 __all__ = ["DESCRIPTION", "EPILOG", "STREAMLIT_OPTIONS", "build_command", "configure_parser", "run"]
 
@@ -40,13 +40,16 @@ STREAMLIT_OPTIONS = {
 DESCRIPTION = textwrap.fill(
     "Show a run in the browser: 'Resort sales' (synthetic sales: revenue by resort and "
     "region, what each resort sells, passholder share, payment and customer mix, the "
-    "latest sales with their ingest-to-visible delay) and 'Run' (fleet MB/s and rows/s, workers "
-    "reporting, ack and ingest-to-visible latency, resends, retries and errors, per-worker "
-    "state) from the metrics table. Every figure is SQL on the target: the embedded "
-    "emulator's data dir by default (live while a run goes on, from the files after it), "
-    "or an account with --profile / SNOWFLAKE_*. Serves on 127.0.0.1 only, and answers "
-    "only requests addressed to 127.0.0.1:PORT or localhost:PORT. A refresh re-reads "
-    "the run; refreshing stops once the run is over.",
+    "latest sales with their ingest-to-visible delay) for the resort-sales workload, "
+    "'Latest rows' (the run's row count, its latest rows, ingest-to-visible) for any "
+    "other workload (--workload), and 'Run' (fleet MB/s and rows/s, workers reporting, "
+    "ack and ingest-to-visible latency, resends, retries and errors, per-worker state, "
+    "rows landed, duplicates and lost) from the metrics table. Every figure is SQL on "
+    "the target: the embedded emulator's data dir (by default the one 'run' wrote the "
+    "workload's rows to last; live while a run goes on, from the files after it), or "
+    "an account with --profile / SNOWFLAKE_* (through its SQL API). Serves on "
+    "127.0.0.1 only, and answers only requests addressed to 127.0.0.1:PORT or "
+    "localhost:PORT. A refresh re-reads the run; refreshing stops once the run is over.",
     79,
 )
 EPILOG = (
@@ -82,10 +85,18 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("--port", type=_port, default=8501, help="port on 127.0.0.1 [8501]")
     p.add_argument(
+        "--workload",
+        default=None,
+        help="the workload whose rows the run landed: a shipped one by name "
+        "(resort-sales, iot-telemetry, clickstream, wide-events) or a workload file "
+        f"(YAML, docs/WORKLOADS.md), as 'run --workload' took it [WORKLOAD, {DEFAULT_WORKLOAD}]",
+    )
+    p.add_argument(
         "--data-dir",
         type=Path,
-        default=Path(DEFAULT_DATA_DIR),
-        help=f"the emulator's data dir, as 'run' left it [{DEFAULT_DATA_DIR}]",
+        default=None,
+        help=f"the emulator's data dir [the one under {DEFAULT_HOME} that 'run' wrote the "
+        "workload's rows to last: emulator, emulator-iceberg, emulator-<table>...]",
     )
     p.add_argument(
         "--profile",
@@ -109,7 +120,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 def build_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     """The ``streamlit run`` command line and its environment for ``args``."""
     settings = Settings(
-        data_dir=Path(args.data_dir).resolve(),
+        data_dir=Path(args.data_dir).resolve() if args.data_dir is not None else None,
+        home=Path(DEFAULT_HOME).resolve(),
+        workload=workload_arg(args),
         profile=str(Path(args.profile).resolve()) if args.profile else None,
         refresh_s=args.refresh_seconds,
         database=args.database,
@@ -121,7 +134,31 @@ def build_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     ]  # fmt: skip
     for name, value in STREAMLIT_OPTIONS.items():
         cmd += [f"--{name}", value]
-    return cmd, {**os.environ, **settings.to_env()}
+    inherited = {k: v for k, v in os.environ.items() if k not in ENV.values()}
+    return cmd, {**inherited, **settings.to_env()}
+
+
+def workload_arg(args: argparse.Namespace) -> str:
+    """The workload as the app is handed it: ``--workload``, else ``WORKLOAD``, else
+    resort-sales; a file as an absolute path."""
+    from ..workload import is_path
+
+    text = (args.workload or os.environ.get("WORKLOAD") or "").strip() or DEFAULT_WORKLOAD
+    return str(Path(text).resolve()) if is_path(text) else text
+
+
+def workload_problem(args: argparse.Namespace) -> str | None:
+    """Why the workload cannot be shown (its file, line, column and key), or None."""
+    from .landing import ident, load_view
+
+    where = "--workload" if args.workload else "WORKLOAD"
+    try:  # a WorkloadError (a ValueError) names the file, the line, the column, the key
+        view = load_view(workload_arg(args))
+        for name in (view.table, *(c for c, _ in view.columns)):
+            ident(name)
+    except ValueError as e:
+        return f"{where}: {e}"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,9 +192,23 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    problem = workload_problem(args)
+    if problem:
+        print(f"elastic-channels dashboard: {problem}", file=sys.stderr)
+        return 2
     cmd, env = build_command(args)
-    target = f"the account ({account})" if account else f"data dir {args.data_dir}"
-    print(f"dashboard on http://{HOST}:{args.port} reading {target} (Ctrl-C stops it)", flush=True)
+    if account:
+        target = f"the account ({account})"
+    elif args.data_dir is not None:
+        target = f"data dir {args.data_dir}"
+    else:
+        target = f"the data dir under {DEFAULT_HOME} that 'run' wrote last"
+    workload = env[ENV["workload"]]
+    print(
+        f"dashboard on http://{HOST}:{args.port} reading {target}, workload {workload} "
+        "(Ctrl-C stops it)",
+        flush=True,
+    )
     # Become the server: Ctrl-C, SIGTERM (a timeout, a pod stop) reach streamlit itself,
     # so stopping this command never leaves a server behind.
     os.execve(sys.executable, cmd, env)

@@ -1,14 +1,17 @@
-"""What both pages share: the data source, cached queries, the run picker, messages, and
-the page frame (:func:`show_page`: title, target, figures refreshed while the run goes on)."""
+"""What the pages share: the data source, the workload's landing table, cached queries,
+the run picker, messages, and the page frame (:func:`show_page`: title, target, figures
+refreshed while the run goes on)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import streamlit as st
 
-from . import refresh, running_aggregate
+from . import data_dirs, refresh, running_aggregate
+from .landing import LandingView, load_view
 from .query_cache import load, load_many
 from .settings import Settings
 from .source import DataSource, EmulatorSource, QueryError
@@ -17,29 +20,64 @@ __all__ = [
     "LATEST",
     "load",
     "load_many",
+    "pages",
     "pick_run",
     "show_page",
     "show_query_error",
     "show_unexpected",
     "source",
+    "workload",
 ]
 
 log = logging.getLogger("elastic_channels.dashboard")
 
 
 @st.cache_resource(show_spinner=False)
-def _source(settings: Settings) -> DataSource:
-    if settings.uses_account():
-        from .account import AccountSource
+def _account(settings: Settings) -> DataSource:
+    from .account import AccountSource
 
-        return AccountSource(settings.profile, settings.database, settings.schema)
-    return EmulatorSource(settings.data_dir)
+    return AccountSource(settings.profile, settings.database, settings.schema)
+
+
+@st.cache_resource(show_spinner=False)
+def _emulator(data_dir: Path, found: str) -> DataSource:
+    return EmulatorSource(data_dir, found=found)
+
+
+@st.cache_resource(show_spinner=False)
+def _view(workload: str) -> LandingView:
+    return load_view(workload)
+
+
+def workload() -> LandingView:
+    """The workload's landing table (``--workload``; checked when the dashboard started,
+    so an error here means its file changed since: the page says so)."""
+    return _view(Settings.from_env().workload)
+
+
+def pages() -> list[tuple[str, str]]:
+    """(page script, title) of the pages the workload gets, the default first: "Resort
+    sales" for resort sales, "Latest rows" for any other (and for a workload that can
+    no longer be read: that page says why), then "Run"."""
+    try:
+        resort = workload().is_resort
+    except ValueError:
+        resort = False
+    first = ("sales.py", "Resort sales") if resort else ("rows.py", "Latest rows")
+    return [first, ("run.py", "Run")]
 
 
 def source() -> tuple[Settings, DataSource]:
-    """The settings from the environment and the target they name (one per process)."""
+    """The settings from the environment and the target they name (one per process).
+    Without a data dir, the workload's under ``home`` whose data is newest, found again
+    at each render (a run started since into another one is followed)."""
     settings = Settings.from_env()
-    return settings, _source(settings)
+    if settings.uses_account():
+        return settings, _account(settings)
+    if settings.data_dir is not None:
+        return settings, _emulator(settings.data_dir, "")
+    found = data_dirs.find(settings.home, workload().table)
+    return settings, _emulator(found.data_dir, found.why)
 
 
 def show_query_error(e: QueryError, what: str) -> None:
@@ -88,9 +126,11 @@ def show_page(
         intro()
     try:
         settings, src = source()
-    except (QueryError, ValueError) as e:
+    except (QueryError, ValueError) as e:  # a WorkloadError is a ValueError
         st.error(f"Cannot open the target: {e}")
         return
+    if src.found:
+        st.caption(f"Reading {src.description}; picked {src.found}.")
     chosen = refresh.auto_refresh(settings, src)
     page = title.lower().replace(" ", "_")
 

@@ -83,6 +83,12 @@ class Dialect:
             return f"json_extract_string({column}, '$.{key}')"
         return f"{column}:{key}::STRING"
 
+    def json_compact(self, expr: str) -> str:
+        """A JSON (VARIANT) value as compact JSON text (no spaces between tokens)."""
+        if self.name == "duckdb":
+            return f"CAST(json({expr}) AS VARCHAR)"
+        return f"TO_JSON({expr})"
+
     def table_columns(self, table: str) -> Statement:
         """A query listing ``table``'s columns as ``COLUMN_NAME`` (no rows if it is absent)."""
         b = Binder()

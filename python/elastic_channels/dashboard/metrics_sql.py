@@ -39,6 +39,7 @@ __all__ = [
     "fleet_series",
     "landed",
     "landed_count",
+    "run_span",
     "runs",
     "target_bps",
     "totals",
@@ -343,23 +344,43 @@ def totals(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float = 10.0) ->
 
 
 def landed_count(
-    d: Dialect, run_id: str, sales_table: str, horizon_iso: str | None = None
+    d: Dialect,
+    run_id: str,
+    table: str,
+    horizon_iso: str | None = None,
+    run_column: str = "RUN_ID",
 ) -> Statement:
-    """Rows of the run in the landing table (cheap: no row is compared with another);
-    with ``horizon_iso``, those committed by then."""
+    """Rows of the run in the landing table ``table`` (SQL, quoted as needed; its run
+    id in ``run_column``, SQL too): cheap, no row is compared with another; with
+    ``horizon_iso``, those committed by then."""
     b = Binder()
-    where = _run(b, run_id)
+    where = f"{run_column} = {b(run_id)}"
     if horizon_iso is not None:
         where += f" AND {d.commit_time} <= {d.timestamp(b, horizon_iso)}"
-    return Statement(f"SELECT count(*) AS LANDED FROM {sales_table} WHERE {where}", b.params)
+    return Statement(f"SELECT count(*) AS LANDED FROM {table} WHERE {where}", b.params)
 
 
-def landed(run_id: str, sales_table: str) -> Statement:
+def landed(
+    run_id: str, table: str, unique_id: str = "TXID", run_column: str = "RUN_ID"
+) -> Statement:
     """Rows of the run in the landing table, and how many are duplicates (a distinct
-    count of the run's TXIDs: it holds every one of them at once)."""
+    count of the run's unique ids, ``unique_id`` (SQL): it holds every one at once)."""
     b = Binder()
     sql = (
-        "SELECT count(*) AS LANDED, count(*) - count(DISTINCT TXID) AS DUPLICATES, "
-        f"count(DISTINCT TXID) AS DISTINCT_TXIDS FROM {sales_table} WHERE {_run(b, run_id)}"
+        f"SELECT count(*) AS LANDED, count(*) - count(DISTINCT {unique_id}) AS DUPLICATES, "
+        f"count(DISTINCT {unique_id}) AS DISTINCT_TXIDS FROM {table} "
+        f"WHERE {run_column} = {b(run_id)}"
+    )
+    return Statement(sql, b.params)
+
+
+def run_span(d: Dialect, run_id: str, m: MetricsColumns) -> Statement:
+    """When the run's windows began and ended (``FIRST_WINDOW``, ``LAST_WINDOW``): the
+    span its rows were sent in, for a landing table that does not say whose row it is."""
+    b = Binder()
+    first = m.col("start") if m.has("start") else m.col("end")
+    sql = (
+        f"SELECT min({first}) AS FIRST_WINDOW, max({m.col('end')}) AS LAST_WINDOW "
+        f"FROM {TABLE} WHERE {_run(b, run_id)}"
     )
     return Statement(sql, b.params)

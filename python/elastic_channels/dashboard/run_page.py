@@ -8,10 +8,10 @@ import streamlit as st
 
 from . import charts
 from . import metrics_sql as m
-from .common import load, pick_run, show_page
+from .common import load, pick_run, show_page, workload
+from .landing import ident
 from .refresh import RunState
 from .run_progress import from_workers
-from .sales_sql import TABLE as SALES_TABLE
 from .source import DataSource, NoData
 
 __all__ = ["NO_METRICS", "main"]
@@ -23,8 +23,9 @@ WARMUP = m.WARMUP_LABEL
 WARMUP_SAID = "warmup (outside the run's figures)"
 STALE_MIN_S = 10.0
 #: Up to this many landed rows, duplicates and lost are counted once the run is over:
-#: that needs a distinct count of the run's TXIDs, ~0.4 s for 2M rows on 2 cores and
-#: ~3 s for 20M (benches/bench_dashboard.py); above it, a toggle asks for it.
+#: that needs a distinct count of the run's unique ids (resort sales' TXIDs), ~0.4 s for
+#: 2M rows on 2 cores and ~3 s for 20M (benches/bench_dashboard.py); above it, a toggle
+#: asks for it.
 DISTINCT_AUTO_ROWS = 2_000_000
 METRIC_COLUMNS = 4
 _COUNTS = (("RESENDS", "Resends"), ("SDK_RETRIES", "SDK retries"), ("ERRORS", "Errors"))
@@ -101,18 +102,33 @@ def _landed(
     workers: pd.DataFrame,
     over: bool,
 ) -> None:
-    """Landed (a count), and duplicates and lost (a distinct count of TXIDs) once the
-    run is over, when it is small enough to count them unasked or when asked.
+    """Landed (a count) in the workload's table, and duplicates and lost (a distinct
+    count of its unique ids) once the run is over, when it is small enough to count
+    them unasked or when asked.
 
     While workers are sending, landed counts the rows committed by the time up to which
     every one of them has reported its windows (``HORIZON``): rows that landed by then
     were appended in windows the totals hold, so Landed never exceeds Rows appended."""
+    shown = st.columns(METRIC_COLUMNS)
+    try:
+        v = workload()
+    except ValueError as e:  # its file changed since the dashboard started
+        shown[0].metric("Landed", "unknown")
+        st.caption(f"Landed is unknown: the workload cannot be read: {e}")
+        return
+    if v.run_id is None:
+        shown[0].metric("Landed", "unknown")
+        st.caption(
+            f"Landed, duplicates and lost are unknown: {v.table} (workload {v.workload}) has "
+            "no run-id column, so its rows cannot be told apart by run."
+        )
+        return
+    table, run_col = v.table_sql(src.dialect), ident(v.run_id)
     horizon = totals.get("HORIZON")
     upto = horizon.isoformat() if isinstance(horizon, pd.Timestamp) and not over else None
-    stmt = m.landed_count(src.dialect, run_id, SALES_TABLE, upto)
+    stmt = m.landed_count(src.dialect, run_id, table, upto, run_column=run_col)
     count = int(load(src, stmt)["LANDED"].iloc[0])
-    shown = st.columns(METRIC_COLUMNS)
-    help_landed = f"the run's rows in {SALES_TABLE}"
+    help_landed = f"the run's rows in {v.table}"
     if upto is not None:
         help_landed += f", committed by {horizon:%H:%M:%S} UTC"
         st.caption(
@@ -120,11 +136,19 @@ def _landed(
             "sending worker has reported; duplicates and lost are counted once the run "
             "is over."
         )
+    if v.unique_id is None:
+        shown[0].metric("Landed", f"{count:,}", help=help_landed)
+        if upto is None:
+            st.caption(
+                f"Duplicates and lost are unknown: {v.table} (workload {v.workload}) has no "
+                "unique-id column, so its rows cannot be told apart."
+            )
+        return
     if upto is not None or (
         count > DISTINCT_AUTO_ROWS
         and not st.toggle(
-            f"Count duplicates and lost (compares the run's {count:,} TXIDs: seconds on "
-            "tens of millions of rows)",
+            f"Count duplicates and lost (compares the run's {count:,} {v.unique_id} values: "
+            "seconds on tens of millions of rows)",
             key="count_landed",
         )
     ):
@@ -134,7 +158,7 @@ def _landed(
                 f"Duplicates and lost are counted on request above {DISTINCT_AUTO_ROWS:,} rows."
             )
         return
-    got = load(src, m.landed(run_id, SALES_TABLE)).iloc[0]
+    got = load(src, m.landed(run_id, table, ident(v.unique_id), run_col)).iloc[0]
     shown[0].metric("Landed", f"{int(got['LANDED']):,}", help=help_landed)
     shown[1].metric("Duplicates", f"{int(got['DUPLICATES']):,}", help="rows landed twice")
     if totals.get("FROM_SUMMARIES") and "ROWS" in totals:

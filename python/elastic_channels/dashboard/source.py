@@ -82,6 +82,8 @@ class DataSource:
     dialect: Dialect
     #: Shown under the page title: what is being read.
     _description: str = ""
+    #: How the target was picked when none was named (said in the page's caption).
+    found: str = ""
 
     @property
     def description(self) -> str:
@@ -162,9 +164,10 @@ class EmulatorSource(DataSource):
 
     dialect = DUCKDB
 
-    def __init__(self, data_dir: Path, timeout_s: float = 30.0) -> None:
+    def __init__(self, data_dir: Path, timeout_s: float = 30.0, found: str = "") -> None:
         self.data_dir = Path(data_dir)
         self.timeout_s = timeout_s
+        self.found = found
 
     @property
     def description(self) -> str:
