@@ -1,7 +1,8 @@
 """Any workload's rows on the msgspec path: the fallback and the byte-parity oracle.
 
 Rows are msgspec Structs (one Struct type per workload, its fields the columns in order,
-named as the columns are) encoded with ``encode_lines``, as the SDK's public
+named as the columns are; dicts when a name cannot be a field's) encoded with
+``encode_lines``, as the SDK's public
 ``append_rows`` would encode them; ``elastic_native.WorkloadGenerator`` must write the
 same bytes. Arguments are checked as the resort generator checks them, with the same
 exception classes and messages.
@@ -30,9 +31,13 @@ from .python_generator import _check_run_id, _digits_in_range, _int_arg, sale_ti
 _ENCODER = msgspec.json.Encoder()
 
 
-def row_type(resolved: ResolvedWorkload) -> type[msgspec.Struct]:
-    """The Struct a row of ``resolved`` is: one field per column, in order."""
+def row_type(resolved: ResolvedWorkload) -> Callable[..., Any]:
+    """What makes a row of ``resolved`` from its values in column order: a Struct with a
+    field per column, or (when a column's name holds ``"`` or ``\\``, which msgspec does
+    not take as a field name) a function making a dict, which msgspec encodes alike."""
     names = [c.name for c in resolved.workload.columns]
+    if any('"' in n or "\\" in n for n in names):
+        return lambda *values: dict(zip(names, values, strict=True))
     fields = [f"c{i}" for i in range(len(names))]
     return msgspec.defstruct(
         "WorkloadRow",
@@ -94,8 +99,8 @@ class WorkloadGenerator:
             raise ValueError(f"n={n} would carry seq past {MAX_SEQ} (next seq is {self._seq})")
         return n, t
 
-    def next_rows(self, n: int, sale_time_us: int) -> list[msgspec.Struct]:
-        """The next ``n`` rows, all sent at ``sale_time_us``, as Structs."""
+    def next_rows(self, n: int, sale_time_us: int) -> list[Any]:
+        """The next ``n`` rows, all sent at ``sale_time_us``, as Structs (or dicts)."""
         n, t = self._check_batch(n, sale_time_us)
         batch: list[Any] = []
         for kind, arg in self._batch_parts:

@@ -63,10 +63,17 @@ MAX_ARRAY_LENGTH = 1000
 
 
 def _name(value: str, path: Path) -> str:
+    """A column's, the table's or the pipe's name: 1 to 255 characters, no control
+    characters (they would have to be escaped in every SQL statement and JSON key)."""
     check_text(value, path)
     if not 1 <= len(value) <= MAX_NAME_CHARS:
         raise WorkloadError(
             f"must be 1 to {MAX_NAME_CHARS} characters, got {len(value)}", path=path
+        )
+    bad = next((ch for ch in value if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+    if bad is not None:
+        raise WorkloadError(
+            f"{value!r} holds the control character {bad!r}; names may not", path=path
         )
     return value
 

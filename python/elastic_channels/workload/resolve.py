@@ -38,7 +38,7 @@ from .model import (
 )
 from .sizes import range_bound, range_scale
 from .types import FLOAT, SnowflakeType
-from .values import coerce
+from .values import EXACT, coerce
 
 
 def apportion(total: int, weights: list[Fraction]) -> list[int]:
@@ -114,7 +114,7 @@ class _Resolver:
             days = (hi - lo).days
             return [lo + dt.timedelta(days=rng.randint(0, days)) for _ in range(n)]
         scale = range_scale(r, t)
-        k_lo, k_hi = (int(d.scaleb(scale)) for d in (lo, hi))
+        k_lo, k_hi = (int(d.scaleb(scale, context=EXACT)) for d in (lo, hi))
         draws = [rng.randint(k_lo, k_hi) for _ in range(n)]
         if scale == 0 and not (t is not None and t.kind == FLOAT):
             return draws

@@ -8,7 +8,6 @@ than exhausting memory.
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -17,7 +16,7 @@ from .builtin import builtin_table
 from .errors import Path, WorkloadError
 from .model import DEFAULT_ALPHABET, ArrayTemplate, Builtin, Choice, Range, Text
 from .types import DATE, FLOAT, NUMBER, SnowflakeType
-from .values import FLOAT_DIGITS, _date, coerce, number_value, to_decimal
+from .values import EXACT, FLOAT_DIGITS, _date, coerce, fits_scale, number_value, to_decimal
 
 if TYPE_CHECKING:
     from .model import CheckedWorkload, Field
@@ -46,12 +45,12 @@ def range_bound(r: Range, t: SnowflakeType | None, path: Path, value: Any) -> An
         return _date(value, path)
     d = to_decimal(value, path)
     scale = range_scale(r, t)
-    if d != d.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_DOWN):
+    if not fits_scale(d, scale):
         raise WorkloadError(f"{d} has more decimal places than the scale ({scale})", path=path)
     if t is not None and t.kind == NUMBER:
         number_value(d, t, path)
     floats = scale > 0 or (t is not None and t.kind == FLOAT)
-    if floats and abs(d.scaleb(scale)) >= 10**FLOAT_DIGITS:
+    if floats and abs(d.scaleb(scale, context=EXACT)) >= 10**FLOAT_DIGITS:
         raise WorkloadError(
             f"{d} at scale {scale} needs more than {FLOAT_DIGITS} digits; range values "
             "are written as JSON floats, exact to that",

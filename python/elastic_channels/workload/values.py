@@ -33,6 +33,17 @@ from .types import (
 
 #: Significant digits a float holds exactly (every decimal of 15 digits round-trips).
 FLOAT_DIGITS = 15
+#: Decimal arithmetic exact for any number a workload may hold (NUMBER has 38 digits;
+#: the default context rounds to 28).
+EXACT = decimal.Context(prec=200)
+
+
+def fits_scale(d: decimal.Decimal, scale: int) -> bool:
+    """Whether ``d`` has at most ``scale`` digits after the point."""
+    exponent = d.normalize(context=EXACT).as_tuple().exponent
+    return isinstance(exponent, int) and exponent >= -scale
+
+
 _YAML_BOOL_HINT = " (YAML reads unquoted yes/no/on/off/true/false as booleans: quote it)"
 
 
@@ -72,7 +83,7 @@ def to_decimal(value: Any, path: Path) -> decimal.Decimal:
 def number_value(d: decimal.Decimal, t: SnowflakeType, path: Path) -> int | float:
     """``d`` as a NUMBER(p,s) value: an int when s is 0, else a float (see the module)."""
     assert t.precision is not None and t.scale is not None
-    if d != d.quantize(decimal.Decimal(1).scaleb(-t.scale), rounding=decimal.ROUND_DOWN):
+    if not fits_scale(d, t.scale):
         raise WorkloadError(f"{d} has more decimal places than {t} allows ({t.scale})", path=path)
     if abs(d) >= decimal.Decimal(10) ** t.max_integer_digits:
         raise WorkloadError(
