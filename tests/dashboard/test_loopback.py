@@ -59,9 +59,15 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         log.close()
 
 
-def _status(port: int, host: str, path: str = "/", headers: dict[str, str] | None = None) -> int:
-    """The HTTP status the server on 127.0.0.1:``port`` answers a GET carrying ``host``."""
-    lines = [f"GET {path} HTTP/1.1", f"Host: {host}", "Connection: close"]
+def _status(
+    port: int, host: str | None, path: str = "/", headers: dict[str, str] | None = None
+) -> int:
+    """The HTTP status the server on 127.0.0.1:``port`` answers a GET carrying ``host``
+    (None: an HTTP/1.0 request without a Host header)."""
+    if host is None:
+        lines = [f"GET {path} HTTP/1.0"]
+    else:
+        lines = [f"GET {path} HTTP/1.1", f"Host: {host}", "Connection: close"]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
@@ -82,7 +88,11 @@ def test_a_foreign_host_is_refused(dashboard: int) -> None:
     assert _status(port, f"127.0.0.1:{port}") == 200
     assert _status(port, f"localhost:{port}") == 200
     assert _status(port, f"127.0.0.1:{port}", "/_stcore/health") == 200
-    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1:{port + 1}"):
+    foreign = (
+        "evil.example", f"evil.example:{port}", f"127.0.0.1:{port + 1}", f"localhost.:{port}",
+        f"127.0.0.2:{port}", "127.0.0.1", f"[::1]:{port}", None,
+    )  # fmt: skip
+    for host in foreign:
         assert _status(port, host) == 403, host
         assert _status(port, host, "/_stcore/health") == 403, host
 
@@ -91,8 +101,15 @@ def test_a_websocket_from_another_origin_is_refused(dashboard: int) -> None:
     port = dashboard
     own = f"127.0.0.1:{port}"
     assert _websocket(port, own, f"http://{own}") == 101
-    assert _websocket(port, own, "http://evil.example") == 403
+    assert _websocket(port, f"localhost:{port}", f"http://localhost:{port}") == 101
+    assert _websocket(port, own, f"http://localhost:{port}") == 101  # either own name
+    for origin in ("http://evil.example", f"http://evil.example:{port}", "null",
+                   f"http://127.0.0.1:{port + 1}", f"https://127.0.0.1:{port}",
+                   f"http://127.0.0.1:{port}.evil.example"):  # fmt: skip
+        assert _websocket(port, own, origin) == 403, origin
+    # a foreign Host is refused whatever the Origin (DNS rebinding: both are the attacker's)
     assert _websocket(port, f"evil.example:{port}", f"http://evil.example:{port}") == 403
+    assert _websocket(port, f"evil.example:{port}", f"http://{own}") == 403
 
 
 def test_the_app_served_is_the_guarded_one() -> None:
