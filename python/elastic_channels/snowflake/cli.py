@@ -196,8 +196,9 @@ def _setup_statements(args: argparse.Namespace, acct: AccountSettings) -> list[s
         raise SetupError("--database (or SNOWFLAKE_DATABASE) is required")
     where = "--workload" if args.workload else "WORKLOAD"
     land = landing_table(args.workload or os.environ.get("WORKLOAD"), where)
+    named = {"table": bool(args.table), "pipe": pipe_named(args.pipe, os.environ, acct.profile)}
     for kind, name in (("table", land.name), ("pipe", land.pipe)):
-        if not args.table and not plain_identifier(name):
+        if not named[kind] and not plain_identifier(name):
             raise SetupError(
                 f"workload {land.workload}: its {kind} {name!r} is not a plain Snowflake "
                 f"identifier (letters, digits, _ and $, starting with a letter or _); give "
@@ -208,7 +209,7 @@ def _setup_statements(args: argparse.Namespace, acct: AccountSettings) -> list[s
         acct.schema,
         create_database=not args.no_create_database,
         table=args.table or land.name,
-        pipe=acct.pipe if pipe_named(args.pipe, os.environ, acct.profile) else land.pipe,
+        pipe=acct.pipe if named["pipe"] else land.pipe,
         columns=land.columns,
         metrics_table=args.metrics_table,
         table_format=args.table_format,
