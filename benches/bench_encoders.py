@@ -1,12 +1,21 @@
 """Side-by-side: what one batch of rows costs on each path, in one run.
 
     python benches/bench_encoders.py [--repeats 15] [--paths native,python,orjson] [--json]
+    python benches/bench_encoders.py --workload iot-telemetry [--workload ...] [--json]
 
 Paths, all producing the same rows:
   native   elastic_native.ResortGenerator.next_batch (generate + write in Rust)
   python   rows.ResortGenerator.next_batch (msgspec Structs + encode_lines)
   orjson   the same rows as dicts, each orjson.dumps'd, joined with newlines; opt-in
            (--paths ...,orjson): orjson is not a dependency of the project
+
+With --workload NAME (a shipped workload, or a file; repeatable, or `all` for every
+shipped one), each workload's rows instead, resolved at runtime:
+  native   elastic_native.WorkloadGenerator.next_batch (the runtime table, in Rust)
+  python   rows.WorkloadGenerator.next_batch (msgspec Structs + encode_lines)
+  compiled elastic_native.ResortGenerator.next_batch: for resort-sales only, the
+           compiled table beside the runtime one (the same bytes)
+and batch sizes default to about 0.3, 1 and 3 MB of that workload's rows.
 
 The paths run interleaved, round after round, so machine noise hits them alike; the
 figures are medians over rounds. MB is 10**6 bytes.
@@ -97,10 +106,43 @@ def missing(paths: list[str]) -> list[str]:
     return problems
 
 
-def measure(sizes: list[int], repeats: int, paths: list[str]) -> list[dict]:
+WORKLOAD_PATHS = ("native", "python", "compiled")
+WORKLOAD_MB = (0.3, 1.0, 3.0)
+
+
+def workload_paths(name: str, paths: list[str]) -> tuple[dict, list[int]]:
+    """``name``'s path makers (those of ``paths`` that apply) and its default sizes."""
+    import elastic_native
+    from elastic_channels.workload import WorkloadReplay, load_workload
+
+    replay = WorkloadReplay(load_workload(name))
+    resolved = replay.resolved()
+
+    def native(n: int):
+        gen = elastic_native.WorkloadGenerator(
+            replay.native_table(), RUN_ID, 17, start_seq=1_000_000
+        )
+        return lambda: gen.next_batch(n, SALE_TIME_US)
+
+    def python(n: int):
+        gen = rows.WorkloadGenerator(resolved, RUN_ID, 17, start_seq=1_000_000)
+        return lambda: gen.next_batch(n, SALE_TIME_US)
+
+    makers = {"native": native, "python": python}
+    if resolved.workload.name == "resort-sales":
+        makers["compiled"] = native_path
+    per_row = rows.WorkloadGenerator(resolved, RUN_ID, 17).batch_len(1000, SALE_TIME_US) / 1000
+    sizes = [max(1, round(mb * MB / per_row)) for mb in WORKLOAD_MB]
+    return {p: makers[p] for p in paths if p in makers}, sizes
+
+
+def measure(
+    sizes: list[int], repeats: int, paths: list[str], makers: dict | None = None
+) -> list[dict]:
+    makers = makers or PATHS
     results = []
     for n in sizes:
-        fns = {name: PATHS[name](n) for name in paths}
+        fns = {name: makers[name](n) for name in paths if name in makers}
         nbytes = {name: len(fn()) for name, fn in fns.items()}  # warm up
         times: dict[str, list[float]] = {name: [] for name in fns}
         for _ in range(repeats):
@@ -133,31 +175,76 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=15, help="interleaved rounds per size")
     p.add_argument(
         "--paths",
-        default="native,python",
-        help="paths to run, comma-separated: native, python, orjson (default: native,python)",
+        default=None,
+        help="paths to run, comma-separated: native, python, orjson (default: native,python); "
+        "with --workload: native, python, compiled (default: all three)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    p.add_argument(
+        "--workload",
+        action="append",
+        metavar="NAME",
+        help="a workload's rows (shipped name or file; repeatable; `all`: every shipped one); "
+        "paths native, python and, for resort-sales, compiled",
+    )
     args = p.parse_args(argv)
+    if args.workload:
+        return main_workloads(p, args)
     sizes = [int(s) for s in args.sizes.split(",")]
-    paths = args.paths.split(",")
+    paths = (args.paths or "native,python").split(",")
     problems = missing(paths)
     if problems:
         p.error("; ".join(problems))
     results = measure(sizes, args.repeats, paths)
-    if args.json:
+    show(results, args.json)
+    return 0
+
+
+def main_workloads(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--workload``: each workload's paths side by side, workload after workload."""
+    from elastic_channels.workload import WorkloadError, shipped_names
+
+    names = [n for w in args.workload for n in (shipped_names() if w == "all" else [w])]
+    paths = args.paths.split(",") if args.paths else list(WORKLOAD_PATHS)
+    unknown = [x for x in paths if x not in WORKLOAD_PATHS]
+    if unknown:
+        known = ", ".join(WORKLOAD_PATHS)
+        p.error(f"with --workload the paths are {known}, not {', '.join(unknown)}")
+    problems = missing(["native"])
+    if problems:
+        p.error("; ".join(problems))
+    results = []
+    for name in names:
+        try:
+            makers, sizes = workload_paths(name, paths)
+        except WorkloadError as e:
+            p.error(str(e))
+        if args.sizes != p.get_default("sizes"):
+            sizes = [int(s) for s in args.sizes.split(",")]
+        for r in measure(sizes, args.repeats, list(makers), makers):
+            results.append({"workload": name, **r})
+    show(results, args.json)
+    return 0
+
+
+def show(results: list[dict], as_json: bool) -> None:
+    if as_json:
         for r in results:
             print(json.dumps(r))
-        return 0
+        return
+    workloads = any("workload" in r for r in results)
+    head = f"{'workload':>14} " if workloads else ""
     print(
-        f"{'rows':>7} {'path':>7} {'batch MB':>9} {'median ms':>10} {'MB/s':>9} "
+        f"{head}{'rows':>7} {'path':>8} {'batch MB':>9} {'median ms':>10} {'MB/s':>9} "
         f"{'rows/s':>13} {'x python':>9}"
     )
     for r in results:
+        lead = f"{r['workload']:>14} " if workloads else ""
         print(
-            f"{r['rows']:>7} {r['path']:>7} {r['batch_bytes'] / MB:>9.2f} {r['median_ms']:>10.3f} "
-            f"{r['mb_per_s']:>9.1f} {r['rows_per_s']:>13,} {r['x_python'] or '':>9}"
+            f"{lead}{r['rows']:>7} {r['path']:>8} {r['batch_bytes'] / MB:>9.2f} "
+            f"{r['median_ms']:>10.3f} {r['mb_per_s']:>9.1f} {r['rows_per_s']:>13,} "
+            f"{r['x_python'] or '':>9}"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -61,3 +61,35 @@ def test_an_unknown_path_lists_the_known_ones(
 ) -> None:
     assert _exit_code(["--paths", "native,rust"], monkeypatch) == 2
     assert "unknown path 'rust' (choose from native, python, orjson)" in capsys.readouterr().err
+
+
+def test_workload_mode_runs_every_path_on_the_same_rows(
+    native, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--workload", "resort-sales", "--workload", "iot-telemetry"]
+    code = _exit_code([*argv, "--repeats", "1", "--sizes", "40", "--json"], monkeypatch)
+    assert code == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    paths = [(r["workload"], r["path"]) for r in results]
+    assert paths == [
+        ("resort-sales", "native"),
+        ("resort-sales", "python"),
+        ("resort-sales", "compiled"),
+        ("iot-telemetry", "native"),
+        ("iot-telemetry", "python"),
+    ]
+    for name in ("resort-sales", "iot-telemetry"):
+        sizes = {r["batch_bytes"] for r in results if r["workload"] == name}
+        assert len(sizes) == 1 and sizes.pop() > 0  # the same rows on every path
+
+
+def test_workload_mode_names_a_bad_workload_or_path(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _exit_code(["--workload", "nope", "--repeats", "1"], monkeypatch) == 2
+    assert "no shipped workload 'nope'" in capsys.readouterr().err
+    argv = ["--workload", "iot-telemetry", "--paths", "native,orjson"]
+    assert _exit_code(argv, monkeypatch) == 2
+    assert "with --workload the paths are native, python, compiled, not orjson" in (
+        capsys.readouterr().err
+    )
