@@ -23,12 +23,22 @@ __all__ = ["native_workload_module", "workload_generators"]
 log = logging.getLogger("elastic_channels.worker")
 
 
-@functools.lru_cache(maxsize=4)
-def _resolved(workload: str) -> Any:
-    """The workload resolved, once per process (a worker's channels share it)."""
+def _resolve(workload: str) -> Any:
     from ..workload.replay import resolve
 
     return resolve(load_checked(workload))
+
+
+#: Once per process (a worker's channels share them): the msgspec side's resolved
+#: workload, or the native table alone (the resolution's Python values then freed).
+_resolved = functools.lru_cache(maxsize=4)(_resolve)
+
+
+@functools.lru_cache(maxsize=4)
+def _native_table(workload: str) -> Any:
+    t = _resolve(workload).table
+    native = native_workload_module()
+    return native.WorkloadTable(t.entries, t.stride, t.pieces, t.ids, t.template)
 
 
 def native_workload_module() -> Any:
@@ -48,10 +58,6 @@ def workload_generators(
     (``--encoder native`` then fails, naming why)."""
     from ..rows.workload_generator import WorkloadGenerator
 
-    try:
-        resolved = _resolved(cfg.workload)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
     native = native_workload_module() if encoder == "native" else None
     if encoder == "native" and native is None:
         if cfg.encoder == "native":
@@ -61,14 +67,17 @@ def workload_generators(
             )
         log.info("workload %s: msgspec path (the native module has no runtime generator)",
                  cfg.workload)  # fmt: skip
+    try:
+        made = _native_table(cfg.workload) if native is not None else _resolved(cfg.workload)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     if native is None:
 
         def python_gen(start_seq: int) -> Any:
-            return WorkloadGenerator(resolved, cfg.run_id, cfg.worker_id, start_seq=start_seq)
+            return WorkloadGenerator(made, cfg.run_id, cfg.worker_id, start_seq=start_seq)
 
         return python_gen, "python"
-    t = resolved.table
-    table = native.WorkloadTable(t.entries, t.stride, t.pieces, t.ids, t.template)
+    table = made
 
     def native_gen(start_seq: int) -> Any:
         return native.WorkloadGenerator(table, cfg.run_id, cfg.worker_id, start_seq=start_seq)
