@@ -3,9 +3,9 @@ SQL text.
 
 Every query function returns a :class:`Statement`: SQL with a ``?`` for each value, and
 the values, in order. The targets bind them: DuckDB's ``?`` parameters on the emulator's
-files, the connector's server-side binding on an account (``paramstyle="qmark"``; the
-SQL API's ``bindings`` are the same thing over REST). A :class:`Binder` collects values
-while a query is written, so the ``?`` and its value are written in one place::
+files, the SQL API's ``bindings`` on an account (``account.py``). A :class:`Binder`
+collects values while a query is written, so the ``?`` and its value are written in one
+place::
 
     b = Binder()
     sql = f"SELECT count(*) FROM T WHERE RUN_ID = {b(run_id)}"
