@@ -21,6 +21,7 @@ native side only copies bytes: it never renders a number and holds no business l
 from __future__ import annotations
 
 import array
+import ctypes
 import datetime as dt
 from typing import Any
 
@@ -29,8 +30,9 @@ import msgspec
 from .builtin import builtin_table
 from .check import entries_of
 from .model import Builtin, CheckedWorkload
-from .resolve import default_stride, resolve_columns
+from .resolve import default_stride, iter_columns
 from .types import DATE, TIMESTAMP_NTZ, VARCHAR
+from .values import coerce
 
 TEXT, SLOT, SEQ, RUN_ID, WORKER_ID, SEND_TIME = (
     "text",
@@ -137,8 +139,19 @@ class WorkloadReplay:
             if self._resolved is not None:
                 self._native = self._resolved.native_table()
             else:
-                self._native = native_table(resolve(self.workload).table)
+                self._native = native_table(resolve(self.workload, keep_values=False).table)
+                _return_freed_memory()
         return self._native
+
+
+def _return_freed_memory() -> None:
+    """Hands the heap's free memory back to the OS where the C library keeps it
+    (glibc's ``malloc_trim``): resolving a wide workload makes and drops ~100 MB of
+    Python objects once, which would otherwise stay in the worker's RSS."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 def _column_tokens(kind: str, sql_kind: str) -> tuple[list[Token], tuple[str, Any]]:
@@ -189,14 +202,15 @@ def _stride(w: CheckedWorkload, entries: int) -> int:
     return default_stride(entries)
 
 
-def resolve(w: CheckedWorkload) -> ResolvedWorkload:
+def resolve(w: CheckedWorkload, *, keep_values: bool = True) -> ResolvedWorkload:
     """``w`` resolved into its replay table and row values (deterministic: every worker
-    that resolves the same workload gets the same table)."""
-    values = resolve_columns(w)
+    that resolves the same workload gets the same table). Without ``keep_values`` the
+    values are let go column by column as they are rendered (``entry_values`` is then
+    empty): for a table made only to hand to the native side."""
     entries = entries_of(w)
     tokens: list[Token] = []
     parts: list[tuple[str, Any]] = []
-    slot_columns: list[str] = []
+    slot_of: dict[str, int] = {}
     for i, c in enumerate(w.columns):
         tokens.append((TEXT, (b"{" if i == 0 else b",") + _encode(c.name) + b":"))
         if c.spec.dynamic:
@@ -204,22 +218,27 @@ def resolve(w: CheckedWorkload) -> ResolvedWorkload:
             tokens += more
             parts.append(part)
         elif c.source == "constant":
-            tokens.append((TEXT, _encode(values[c.name][0])))
-            parts.append(("constant", values[c.name][0]))
+            value = coerce(c.type, c.spec.constant, ())
+            tokens.append((TEXT, _encode(value)))
+            parts.append(("constant", value))
         else:
             tokens.append((SLOT, b""))
-            parts.append(("entry", len(slot_columns)))
-            slot_columns.append(c.name)
+            parts.append(("entry", len(slot_of)))
+            slot_of[c.name] = len(slot_of)
     tokens.append((TEXT, b"}\n"))
-    template, prefix, suffix = _fold(tokens, len(slot_columns))
+    slots = len(slot_of)
+    template, prefix, suffix = _fold(tokens, slots)
 
     pieces: list[bytes] = []
     index: dict[bytes, int] = {}
-    ids = array.array("I", bytes(4 * entries * len(slot_columns)))
+    ids = array.array("I", bytes(4 * entries * slots))
     lengths = [0] * entries
-    for k, name in enumerate(slot_columns):
+    kept: list[list[Any]] = []
+    for name, column in iter_columns(w):
+        k = slot_of.get(name)
+        if k is None:
+            continue  # a constant: in the template
         rendered: dict[int, bytes] = {}  # by id(): a choice's values repeat as objects
-        column = values[name]
         for i, value in enumerate(column):
             text = rendered.get(id(value))
             if text is None:
@@ -228,14 +247,18 @@ def resolve(w: CheckedWorkload) -> ResolvedWorkload:
             if piece is None:
                 piece = index[text] = len(pieces)
                 pieces.append(text)
-            ids[i * len(slot_columns) + k] = piece
+            ids[i * slots + k] = piece
             lengths[i] += len(text)
+        if keep_values:
+            kept.append(column)
     sums = [0] * (entries + 1)
     for i, n in enumerate(lengths):
         sums[i + 1] = sums[i] + n
-    rows = list(zip(*(values[name] for name in slot_columns), strict=True))
+    rows: list[tuple[Any, ...]] = []
+    if keep_values:
+        rows = list(zip(*kept, strict=True)) or [() for _ in range(entries)]
     table = ReplayTable(entries, _stride(w, entries), pieces, ids.tobytes(), template)
-    return ResolvedWorkload(w, table, rows or [() for _ in range(entries)], sums, parts)
+    return ResolvedWorkload(w, table, rows, sums, parts)
 
 
 def send_time_value(form: str, sale_time: dt.datetime) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -63,6 +64,17 @@ def default_stride(entries: int) -> int:
             if 1 <= s and math.gcd(s, entries) == 1:
                 return s
     return 1
+
+
+def _indexes(rng: random.Random, n: int, k: int) -> bytes:
+    """``k`` uniform draws from ``range(n)`` (``n`` at most 256) as bytes: random bytes
+    with those at or past the last whole multiple of ``n`` dropped (no modulo bias), then
+    reduced mod ``n`` by the caller's table."""
+    drop = bytes(range(256 - 256 % n, 256))
+    out = b""
+    while len(out) < k:
+        out += rng.randbytes(k - len(out) + 8).translate(None, drop)
+    return out[:k]
 
 
 class _Resolver:
@@ -123,13 +135,17 @@ class _Resolver:
 
     def text(self, x: Text, n: int, path: str) -> list[str]:
         rng = self.rng(path)
-        if x.words is not None:
-            words = list(x.words)
-            lengths = [rng.randint(x.min_length, x.max_length) for _ in range(n)]
-            return [x.prefix + " ".join(rng.choices(words, k=k)) for k in lengths]
-        alphabet = list(x.alphabet or DEFAULT_ALPHABET)
         lengths = [rng.randint(x.min_length, x.max_length) for _ in range(n)]
-        return [x.prefix + "".join(rng.choices(alphabet, k=k)) for k in lengths]
+        options = list(x.words) if x.words is not None else list(x.alphabet or DEFAULT_ALPHABET)
+        sep = " " if x.words is not None else ""
+        if len(options) > 256:
+            return [x.prefix + sep.join(rng.choices(options, k=k)) for k in lengths]
+        # Up to 256 options: indexes drawn a batch of random bytes at a time.
+        pick = [options[b % len(options)] for b in range(256)]
+        return [
+            x.prefix + sep.join(map(pick.__getitem__, _indexes(rng, len(options), k)))
+            for k in lengths
+        ]
 
     def array(self, a: ArrayTemplate, rows: list[int], path: str) -> list[list]:
         if a.items is not None:
@@ -168,17 +184,22 @@ class _Resolver:
         return [coerce(t, f.constant, ())] * n
 
 
-def resolve_columns(w: CheckedWorkload) -> dict[str, list[Any]]:
-    """Every table column's value per entry (``entries_of(w)`` of each), by name;
-    constants included, dynamic columns left out."""
+def iter_columns(w: CheckedWorkload) -> Iterator[tuple[str, list[Any]]]:
+    """Each table column's name and value per entry (``entries_of(w)`` of each), in
+    order; constants included, dynamic columns left out. Only choice columns are kept
+    after they are yielded (for ``by``), so a caller that renders each column and lets
+    it go never holds every column's values at once."""
     r = _Resolver(w)
     rows = list(range(r.entries))
-    out: dict[str, list[Any]] = {}
     for c in w.columns:
         if c.spec.dynamic:
             continue
         values = r.field(c.spec, c.type, rows, c.name)
-        out[c.name] = values
         if isinstance(c.spec.choice, Choice):
             r.columns[c.name] = (c.type, values)
-    return out
+        yield c.name, values
+
+
+def resolve_columns(w: CheckedWorkload) -> dict[str, list[Any]]:
+    """Every table column's value per entry, by name (see :func:`iter_columns`)."""
+    return dict(iter_columns(w))
