@@ -12,7 +12,10 @@
 - A VARIANT path (``CONTEXT:page.url``, ``CONTEXT:page:url``) is DuckDB's JSON path
   (``CONTEXT -> '$.page.url'``), a JSON value as Snowflake's is a VARIANT; cast to text
   (``::string``, ``::varchar``) or compared with a string literal, it is the value's text
-  (``->>``), as Snowflake's cast of a string VARIANT is its text, not its JSON.
+  (``->>``), as Snowflake's cast of a string VARIANT is its text, not its JSON; compared
+  with a number, it is a DOUBLE.
+  ``v[0]`` and ``v['key']`` are paths too (0-based, as Snowflake's), ``ARRAY_SIZE(v)``
+  is ``json_array_length``; in arithmetic, ``SUM`` and ``AVG`` a path is a DOUBLE.
 
 What cannot be read is refused before anything runs: a syntax error is a 422 (a
 compilation error, as on Snowflake); a statement that would change one of the
@@ -51,6 +54,8 @@ _TEXT_TYPES = {
 }  # fmt: skip
 #: Comparisons where a VARIANT path beside a string literal is read as text.
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
+#: Arithmetic, where a VARIANT path is read as a number.
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div)
 _CREATE_PIPE = re.compile(r"\s*CREATE\s+(OR\s+REPLACE\s+)?PIPE\b", re.I)
 _CLASS_REPR = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
 _UNSUPPORTED = re.compile(r"Unsupported expression type (\w+)")
@@ -73,16 +78,57 @@ def _text(path: exp.Expression) -> exp.Expression:
     return path
 
 
+def _subscript(node: exp.Bracket) -> exp.Expression:
+    """``v[0]``, ``v['key']``: a VARIANT's element or field (the emulator's only values
+    with subscripts are VARIANT/ARRAY/OBJECT, DuckDB JSON), as a JSON path, 0-based as
+    Snowflake's (DuckDB's list subscript, which sqlglot makes of it, counts from 1)."""
+    (key,) = node.expressions
+    part: exp.Expression
+    if key.is_string:
+        part = exp.JSONPathKey(this=key.name)
+    elif key.is_int:
+        part = exp.JSONPathSubscript(this=int(key.name))
+    else:
+        return node
+    path = exp.JSONPath(expressions=[exp.JSONPathRoot(), part])
+    return exp.JSONExtract(this=node.this, expression=path)
+
+
+def _subscripts(tree: exp.Expression) -> exp.Expression:
+    """Every ``v[...]`` as a JSON path, innermost first (so ``v['a']['b']`` nests)."""
+    for node in reversed(list(tree.find_all(exp.Bracket, bfs=False))):
+        if len(node.expressions) == 1:
+            replaced = _subscript(node)
+            if replaced is not node:
+                if node is tree:
+                    return replaced
+                node.replace(replaced)
+    return tree
+
+
+def _number(path: exp.Expression) -> exp.Expression:
+    """A VARIANT path where a number is wanted, as a DOUBLE (Snowflake casts it)."""
+    if isinstance(path, exp.JSONExtract):
+        return exp.cast(path, exp.DataType.build("DOUBLE"))
+    return path
+
+
 def _rewrite(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, _ARITHMETIC):
+        node.set("this", _number(node.this))
+        node.set("expression", _number(node.expression))
+    if isinstance(node, (exp.Sum, exp.Avg)):
+        node.set("this", _number(node.this))
+    if isinstance(node, exp.ArraySize):  # of a VARIANT array
+        return exp.Anonymous(this="JSON_ARRAY_LENGTH", expressions=[node.this])
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.JSONExtract):
         if node.to.this in _TEXT_TYPES:
             return _text(node.this)
     if isinstance(node, _COMPARISONS):
-        left, right = node.this, node.expression
-        if isinstance(right, exp.Literal) and right.is_string:
-            node.set("this", _text(left))
-        elif isinstance(left, exp.Literal) and left.is_string:
-            node.set("expression", _text(right))
+        for side, other in (("this", node.expression), ("expression", node.this)):
+            if isinstance(other, exp.Literal):  # beside text, text; beside a number, one
+                read = _text if other.is_string else _number
+                node.set(side, read(node.args[side]))
     if isinstance(node, exp.Column) and node.name.upper() == ROW_TIMESTAMP_COLUMN:
         return exp.column(COMMIT_TIME_COLUMN, table=node.table or None, quoted=True)
     if isinstance(node, exp.DataType) and node.this in _JSON_TYPES:
@@ -149,7 +195,7 @@ def _translate(statement: str, own: OwnRelations) -> tuple[str | None, bool, int
             f"{type(tree).__name__.upper()} statements are not available through this API: "
             f"{statement.strip()[:80]!r}"
         )
-    tree = tree.transform(_rewrite)  # type: ignore[assignment]
+    tree = _subscripts(tree).transform(_rewrite)  # type: ignore[assignment]
     n_params = sum(1 for _ in tree.find_all(exp.Placeholder))
     return tree.sql(dialect="duckdb"), isinstance(tree, _QUERIES), n_params
 
