@@ -29,6 +29,9 @@ __all__ = ["ROWS_DEFAULT", "SPAN_SLACK_S", "TITLE", "main", "synthetic"]
 
 TITLE = "Latest rows"
 ROWS_DEFAULT = 50
+#: The table shows this many rows before it scrolls, each this many pixels high.
+ROWS_TALL = 20
+ROW_PX = 35
 RUNS_LIMIT = 50
 #: A table without a run-id column: rows committed this long after the run's last
 #: window still count as the run's (Snowflake makes rows visible after their ack).
@@ -129,8 +132,10 @@ def _headline(v: LandingView, t: pd.Series, delay: pd.Series | None, whole: bool
 def _body(src: DataSource) -> RunState | None:
     v = workload()
     d = src.dialect
+    top = st.columns([3, 1])
     try:
-        picked = _by_run_column(src, v) if v.run_id is not None else _by_span(src, v)
+        with top[0]:
+            picked = _by_run_column(src, v) if v.run_id is not None else _by_span(src, v)
     except NoData as e:
         _no_table(v, e)
         return None
@@ -140,7 +145,8 @@ def _body(src: DataSource) -> RunState | None:
     if int(t["ROWS"] or 0) == 0 or pd.isna(t["LAST_COMMIT"]):
         st.info(f"No rows of this run in {v.table} yet.")
         return sales_run_state(src, run_id, t)
-    n = int(st.number_input("Rows shown", 1, q.MAX_ROWS, ROWS_DEFAULT, key="rows_shown"))
+    with top[1]:
+        n = int(st.number_input("Rows shown", 1, q.MAX_ROWS, ROWS_DEFAULT, key="rows_shown"))
     last = pd.Timestamp(t["LAST_COMMIT"]).isoformat()
     times: Sequence[str] = ("COMMIT_TIME",)
     queries = {"latest": (q.latest_rows(d, v, scope, last, n), times)}
@@ -152,7 +158,8 @@ def _body(src: DataSource) -> RunState | None:
     _headline(v, t, delay, whole)
     st.subheader(f"Latest rows of {v.table}")
     rows, config = shown(got["latest"], v)
-    st.dataframe(rows, hide_index=True, key="latest_rows", column_config=config)
+    height = ROW_PX * (min(len(rows), ROWS_TALL) + 1) + 3  # the header, up to 20 rows
+    st.dataframe(rows, hide_index=True, key="latest_rows", column_config=config, height=height)
     return sales_run_state(src, run_id, t)
 
 
