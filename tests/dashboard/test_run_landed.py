@@ -19,7 +19,7 @@ from dashboard_support import (
     write_metrics,
 )
 
-from elastic_channels.dashboard import run_page
+from elastic_channels.dashboard import run_landed
 
 
 def _finished_run(run: LandedRun, generated: dict[int, int]) -> None:
@@ -79,10 +79,10 @@ def test_lost_unknown_while_a_worker_has_no_summary(
 def test_a_big_run_counts_duplicates_on_request(
     monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
 ) -> None:
-    """Above DISTINCT_AUTO_ROWS only the (cheap) count shows until the toggle is on."""
+    """Above run_landed.DISTINCT_AUTO_ROWS only the (cheap) count shows until the toggle is on."""
     run = landed_copy
     _finished_run(run, {0: run.rows_landed, 1: 0, 2: 0})
-    monkeypatch.setattr(run_page, "DISTINCT_AUTO_ROWS", run.rows_landed - 1)
+    monkeypatch.setattr(run_landed, "DISTINCT_AUTO_ROWS", run.rows_landed - 1)
     at = render(monkeypatch, "run.py", run.data_dir)
     assert metric(at, "Landed") == f"{run.rows_landed:,}"
     assert not [m for m in at.metric if m.label in ("Duplicates", "Lost")]

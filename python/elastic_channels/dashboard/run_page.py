@@ -8,9 +8,9 @@ import streamlit as st
 
 from . import charts
 from . import metrics_sql as m
-from .common import load, pick_run, show_page, workload
-from .landing import ident
+from .common import load, pick_run, show_page
 from .refresh import RunState
+from .run_landed import METRIC_COLUMNS, show_landed
 from .run_progress import from_workers
 from .source import DataSource, NoData
 
@@ -22,12 +22,6 @@ TARGET = m.TARGET_LABEL
 WARMUP = m.WARMUP_LABEL
 WARMUP_SAID = "warmup (outside the run's figures)"
 STALE_MIN_S = 10.0
-#: Up to this many landed rows, duplicates and lost are counted once the run is over:
-#: that needs a distinct count of the run's unique ids (resort sales' TXIDs), ~0.4 s for
-#: 2M rows on 2 cores and ~3 s for 20M (benches/bench_dashboard.py); above it, a toggle
-#: asks for it.
-DISTINCT_AUTO_ROWS = 2_000_000
-METRIC_COLUMNS = 4
 _COUNTS = (("RESENDS", "Resends"), ("SDK_RETRIES", "SDK retries"), ("ERRORS", "Errors"))
 #: Charts: (title, y axis, series labels as written by metrics_sql.SERIES)
 CHARTS = (
@@ -82,94 +76,6 @@ def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns, stale_s: float
     else:
         st.caption("Totals: sums of the workers' windows so far.")
     return t
-
-
-def _lost_unknown(cols: m.MetricsColumns, workers: pd.DataFrame) -> str:
-    """Why lost cannot be known yet: which workers sent no summary (their whole-run
-    generated-row count), or that the table has no summary rows at all."""
-    if not cols.has("is_summary"):
-        return "the workers' summaries are not in the metrics table"
-    pending = workers[~workers["HAS_SUMMARY"].fillna(False).astype(bool)]
-    ids = ", ".join(str(int(i)) for i in pending["WORKER_ID"])
-    return f"no summary yet from worker(s) {ids} (still running, or ended without one)"
-
-
-def _landed(
-    src: DataSource,
-    run_id: str,
-    cols: m.MetricsColumns,
-    totals: pd.Series,
-    workers: pd.DataFrame,
-    over: bool,
-) -> None:
-    """Landed (a count) in the workload's table, and duplicates and lost (a distinct
-    count of its unique ids) once the run is over, when it is small enough to count
-    them unasked or when asked.
-
-    While workers are sending, landed counts the rows committed by the time up to which
-    every one of them has reported its windows (``HORIZON``): rows that landed by then
-    were appended in windows the totals hold, so Landed never exceeds Rows appended."""
-    shown = st.columns(METRIC_COLUMNS)
-    try:
-        v = workload()
-    except ValueError as e:  # its file changed since the dashboard started
-        shown[0].metric("Landed", "unknown")
-        st.caption(f"Landed is unknown: the workload cannot be read: {e}")
-        return
-    if v.run_id is None:
-        shown[0].metric("Landed", "unknown")
-        st.caption(
-            f"Landed, duplicates and lost are unknown: {v.table} (workload {v.workload}) has "
-            "no run-id column, so its rows cannot be told apart by run."
-        )
-        return
-    table, run_col = v.table_sql(src.dialect), ident(v.run_id)
-    horizon = totals.get("HORIZON")
-    upto = horizon.isoformat() if isinstance(horizon, pd.Timestamp) and not over else None
-    stmt = m.landed_count(src.dialect, run_id, table, upto, run_column=run_col)
-    count = int(load(src, stmt)["LANDED"].iloc[0])
-    help_landed = f"the run's rows in {v.table}"
-    if upto is not None:
-        help_landed += f", committed by {horizon:%H:%M:%S} UTC"
-        st.caption(
-            f"Landed: the rows committed by {horizon:%H:%M:%S} UTC, up to where every "
-            "sending worker has reported; duplicates and lost are counted once the run "
-            "is over."
-        )
-    if v.unique_id is None:
-        shown[0].metric("Landed", f"{count:,}", help=help_landed)
-        if upto is None:
-            st.caption(
-                f"Duplicates and lost are unknown: {v.table} (workload {v.workload}) has no "
-                "unique-id column, so its rows cannot be told apart."
-            )
-        return
-    if upto is not None or (
-        count > DISTINCT_AUTO_ROWS
-        and not st.toggle(
-            f"Count duplicates and lost (compares the run's {count:,} {v.unique_id} values: "
-            "seconds on tens of millions of rows)",
-            key="count_landed",
-        )
-    ):
-        shown[0].metric("Landed", f"{count:,}", help=help_landed)
-        if upto is None:
-            st.caption(
-                f"Duplicates and lost are counted on request above {DISTINCT_AUTO_ROWS:,} rows."
-            )
-        return
-    got = load(src, m.landed(run_id, table, ident(v.unique_id), run_col)).iloc[0]
-    shown[0].metric("Landed", f"{int(got['LANDED']):,}", help=help_landed)
-    shown[1].metric("Duplicates", f"{int(got['DUPLICATES']):,}", help="rows landed twice")
-    if totals.get("FROM_SUMMARIES") and "ROWS" in totals:
-        lost = max(0, int(totals["ROWS"] or 0) - int(got["DISTINCT_TXIDS"]))
-        shown[2].metric(
-            "Lost", f"{lost:,}", help="rows the workers generated (their summaries) that "
-            "did not land"
-        )  # fmt: skip
-    else:
-        shown[2].metric("Lost", "unknown")
-        st.caption(f"Lost is unknown: {_lost_unknown(cols, workers)}.")
 
 
 def _add_target(src: DataSource, run_id: str, cols: m.MetricsColumns, df: pd.DataFrame) -> None:
@@ -311,7 +217,7 @@ def _body(src: DataSource) -> RunState | None:
     workers = _workers(src, run_id, cols, stale_s)
     state = from_workers(src, workers["STATE"])
     with landed:
-        _landed(src, run_id, cols, totals, workers, state.over)
+        show_landed(src, run_id, cols, totals, workers, state.over)
     return state
 
 
