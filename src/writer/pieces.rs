@@ -17,6 +17,7 @@
 
 use std::mem::MaybeUninit;
 
+use super::prefetch;
 use crate::error::GenError;
 
 /// Pieces are copied in words of this many bytes (one AVX load and store).
@@ -188,6 +189,11 @@ impl PieceRef for Long {
         let (off, len) = ((self.0 >> 32) as usize, (self.0 & 0xffff_ffff) as usize);
         let mut i = 0;
         loop {
+            if i % 64 == 0 {
+                // Long pieces are mostly read once per pass over the table, from memory:
+                // ask for the lines a little ahead, the next row's included.
+                prefetch::for_read(store.arena, off + i + prefetch::READ_DISTANCE);
+            }
             out[pos + i..pos + i + WORD].write_copy_of_slice(&store.arena[off + i..off + i + WORD]);
             i += WORD;
             if i >= len {

@@ -181,6 +181,8 @@ class _Checker:
                 f"need 0 <= min_length <= max_length, got {x.min_length} and {x.max_length}",
                 path=(*path, "min_length"),
             )
+        if x.distinct is not None and x.distinct < 1:
+            raise WorkloadError(f"must be at least 1, got {x.distinct}", path=(*path, "distinct"))
         longest = len(x.prefix) + x.max_length
         if x.words is not None:
             longest = len(x.prefix) + x.max_length * (1 + max(map(len, x.words))) - 1

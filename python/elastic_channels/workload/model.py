@@ -99,13 +99,15 @@ DEFAULT_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 class Text(_Strict, frozen=True, kw_only=True):
     """Random strings: ``prefix`` then ``min_length`` to ``max_length`` characters drawn
     from ``alphabet``, or (with ``words``) that many words drawn from ``words``, joined
-    by spaces."""
+    by spaces. With ``distinct``, only that many strings are made, and the entries share
+    them equally (how often a value repeats is what compression and caches see)."""
 
     min_length: int
     max_length: int
     alphabet: str | None = None
     words: list[str] | None = None
     prefix: str = ""
+    distinct: int | None = None
 
 
 class Builtin(_Strict, frozen=True, kw_only=True):

@@ -135,6 +135,13 @@ class _Resolver:
 
     def text(self, x: Text, n: int, path: str) -> list[str]:
         rng = self.rng(path)
+        if x.distinct is not None and x.distinct < n:
+            pool = self.strings(x, x.distinct, rng)
+            return self.weighted(Weighted(values=pool), None, n, rng)
+        return self.strings(x, n, rng)
+
+    def strings(self, x: Text, n: int, rng: random.Random) -> list[str]:
+        """``n`` strings of ``x``, each drawn anew."""
         lengths = [rng.randint(x.min_length, x.max_length) for _ in range(n)]
         options = list(x.words) if x.words is not None else list(x.alphabet or DEFAULT_ALPHABET)
         sep = " " if x.words is not None else ""
