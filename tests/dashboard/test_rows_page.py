@@ -173,3 +173,36 @@ def test_no_table_yet_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     at = render(monkeypatch, tmp_path / "nothing", "iot-telemetry")
     (info,) = [i.value for i in at.info if "No rows yet" in i.value]
     assert "elastic-channels run --workload iot-telemetry" in info
+
+
+def test_odd_names_hold_when_values_are_written_in(tmp_path: Path) -> None:
+    """The control query API (a running emulator) takes SQL text only: the values are
+    written in by DuckDB's rules, and a ``?`` or quote inside a quoted name is no
+    placeholder. Each statement gives what it gives with its values bound."""
+    import duckdb
+
+    from elastic_channels.dashboard import rows_sql
+    from elastic_channels.dashboard.dialect import DUCKDB
+    from elastic_channels.dashboard.landing import view_of
+    from elastic_channels.dashboard.statement import duckdb_text
+
+    w = load_text(ODD_WORKLOAD, "odd.yaml")
+    write_rows(tmp_path / "emu", w, [Batch("run'1", 0, 12, T0), Batch("x?", 0, 3, T0)])
+    v = view_of(w)
+    last = (T0 + dt.timedelta(seconds=5)).isoformat()
+    scope = rows_sql.Scope("run'1")
+    stmts = [
+        rows_sql.latest_rows(DUCKDB, v, scope, last, 20),
+        rows_sql.recent_delay(DUCKDB, v, scope, last),
+        rows_sql.runs_aggregate(DUCKDB, v).statement(DUCKDB, "x?", None, None),
+        rows_sql.span_totals(DUCKDB, v, rows_sql.Scope(None, T0.isoformat(), last)),
+    ]
+    con = duckdb.connect(str(tmp_path / "emu" / "emulator.duckdb"), read_only=True)
+    try:
+        for stmt in stmts:
+            bound = con.execute(stmt.sql, list(stmt.params)).fetchall()
+            assert con.execute(duckdb_text(stmt)).fetchall() == bound and bound, stmt.sql
+        latest = con.execute(duckdb_text(stmts[0])).fetchall()
+        assert len(latest) == 12 and {r[4] for r in latest} == {"run'1"}
+    finally:
+        con.close()

@@ -15,15 +15,16 @@ data dir once it stopped) or an account (``account.AccountSource``).
   ``run`` wrote it to last, when none is given;
 - ``statement``: a query and its bound values (no value is written into SQL text);
 - ``dialect``: the few SQL spellings that differ between DuckDB and Snowflake;
-- ``sales_sql`` / ``rows_sql`` / ``metrics_sql`` (``metrics_columns``): the queries,
-  aggregated on the target; ``aggregate`` / ``running_aggregate``: sums kept across refreshes, so a
-  refresh during a run reads only what landed since the last one;
+- ``sales_sql`` / ``rows_sql`` / ``metrics_sql`` (``worker_sql``, ``metrics_columns``):
+  the queries, aggregated on the target; ``aggregate`` / ``running_aggregate``: sums
+  kept across refreshes, so a refresh during a run reads only what landed since the
+  last one;
 - ``source`` / ``account``: the data-access layer (a statement in, a DataFrame out);
 - ``sales_figures``, ``labels``: the sales breakdowns and the names shown for codes;
 - ``charts``: the Altair charts (UTC times, money as money);
 - ``refresh``, ``run_progress``: refresh while the run goes on, stop once it is over;
 - ``app`` and ``pages/``: the Streamlit app; ``sales_page`` / ``rows_page``
-  (``rows_table``) / ``run_page`` draw;
+  (``rows_table``) / ``run_page`` (``run_landed``) draw;
 - ``asgi`` / ``loopback``: what ``cli`` serves: the app behind a check that answers
   only requests addressed to the dashboard's own loopback address and port.
 """

@@ -6,9 +6,10 @@ and which columns say whose row it is (:class:`LandingView`). The Resort sales p
 for the resort-sales table only; every other workload gets the "Latest rows" page, and
 the Run page counts what landed in the workload's table.
 
-A workload's names may be any text (``workload/check.py``: 1 to 255 characters of valid
-Unicode), so every name is written into SQL as a quoted identifier, its ``"`` doubled
-(:func:`ident`): DuckDB's and Snowflake's rule alike. On Snowflake a table name that is
+A workload's names may be almost any text (``workload/check.py``: 1 to 255 characters
+of valid Unicode, no control characters: quotes, spaces, ``?``, commas and any script
+are allowed), so every name is written into SQL as a quoted identifier, its ``"``
+doubled (:func:`ident`): DuckDB's and Snowflake's rule alike. On Snowflake a table name that is
 a plain identifier is written unquoted, as ``setup`` creates it (Snowflake upper-cases
 it); a column name is always quoted, as ``setup`` creates columns (case kept, as the
 pipe's ``MATCH_BY_COLUMN_NAME = CASE_SENSITIVE`` needs).
