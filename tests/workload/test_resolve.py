@@ -158,3 +158,10 @@ def test_values_render_as_json_the_column_takes():
         "P": 399.0,
     }
     assert msgspec.json.encode(399.0) == b"399.0"
+
+
+def test_distinct_text_shares_a_few_strings_equally():
+    spec = {"min_length": 5, "max_length": 9, "distinct": 4}
+    values = resolve_columns(workload({"name": "T", "type": "VARCHAR", "text": spec}))["T"]
+    assert sorted(collections.Counter(values).values()) == [16, 16, 16, 16]
+    assert all(5 <= len(v) <= 9 for v in values)
