@@ -79,6 +79,9 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
     (t,) = query_emulator(tmp_path, totals_sql)
     (got,) = query_emulator(tmp_path, duckdb_text(m.landed(run_id, "RESORT_SALES")))
     assert t["FROM_SUMMARIES"] is True and t["WORKERS"] == 2
+    # One throughput (issue #22): the dashboard's run MB/s off the metrics table is the
+    # one run printed in its tables and --json (acked bytes over the sending window).
+    assert t["MB_PER_S"] == pytest.approx(totals["mb_per_s"], rel=0.01)
     assert t["ROWS"] == landed["rows_expected"] == totals["rows_sent"]
     assert t["ROWS"] - got["DISTINCT_TXIDS"] == landed["lost"] == 0
     assert got["DUPLICATES"] == landed["duplicates"]
