@@ -151,6 +151,12 @@ def test_emulator_query_reads_variant_paths_too(runs: Runs) -> None:
         "FROM CLICKSTREAM_EVENTS WHERE RUN_ID = 'wl-clickstream' GROUP BY 1",
     )  # fmt: skip
     assert {r["w"]: r["n"] for r in got} == dict(titles)
+    # A stopped emulator's stats count the table its data dir holds.
+    done = cli("emulator", "stats", "--data-dir", data_dir("clickstream"), cwd=runs.cwd)
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout)
+    assert stats["table"] == "CLICKSTREAM_EVENTS" and stats["rows_landed"] == len(rows)
     # DuckDB's own JSON SQL is read as DuckDB's, as before.
+    runs("iot-telemetry")
     (one,) = query(runs, "iot-telemetry", "SELECT TAGS->>'$.zone' AS z FROM IOT_TELEMETRY LIMIT 1")
     assert one["z"] in {"A1", "A2", "B1", "B2", "C1", "C2", "D1"}

@@ -13,6 +13,7 @@ from typing import Any
 from ..model import COLUMNS, TABLE_NAME
 from .emulator import DB_FILE, SERVER_FILE, rows_as_json_lines
 from .http.access import CONTROL_SECRET_FILE
+from .sql.bookkeeping import LANDING_COMMENT
 from .storage.store import Store
 
 __all__ = [
@@ -115,8 +116,24 @@ def query_offline(data_dir: Path, sql: str, table: str = TABLE_NAME) -> list[byt
         store.close()
 
 
-def stats_offline(data_dir: Path, table: str = TABLE_NAME) -> dict[str, Any]:
-    """What a stopped emulator's database holds (the live counters died with the server)."""
+def landing_table_of(data_dir: Path) -> str:
+    """The landing table a stopped emulator's data dir holds (a data dir holds one: the
+    resort sales' or a workload's); ``RESORT_SALES`` when it holds none yet."""
+    rows = query_offline(
+        data_dir,
+        "SELECT view_name AS name FROM duckdb_views() WHERE NOT internal "
+        "UNION ALL SELECT table_name FROM duckdb_tables() WHERE comment = "
+        f"'{LANDING_COMMENT}' ORDER BY 1",
+    )
+    names = [json.loads(r)["name"] for r in rows]
+    return names[0] if names else TABLE_NAME
+
+
+def stats_offline(data_dir: Path, table: str | None = None) -> dict[str, Any]:
+    """What a stopped emulator's database holds (the live counters died with the server):
+    rows in its landing table (``table``, else the one it holds), the last commit, errors
+    kept, requests spooled but not landed."""
+    table = table or landing_table_of(data_dir)
     rows = query_offline(
         data_dir,
         f"SELECT (SELECT count(*) FROM {table}) AS rows_landed, "
@@ -126,4 +143,5 @@ def stats_offline(data_dir: Path, table: str = TABLE_NAME) -> dict[str, Any]:
     )
     spool = Path(data_dir) / "spool"
     pending = len(list(spool.glob("*.meta.json"))) if spool.exists() else 0
-    return {"running": False, **json.loads(rows[0]), "spooled_not_landed": pending}
+    found = {"running": False, "table": table, **json.loads(rows[0])}
+    return {**found, "spooled_not_landed": pending}
