@@ -165,6 +165,12 @@ def _every_query(run_id: str) -> dict[str, Any]:
         "sales mix": q.SALES_MIX.statement(d, run_id, last, last),
         "landed": m.landed(run_id, q.TABLE),
         "landed count": m.landed_count(d, run_id, q.TABLE, last),
+        "landed by worker id": m.landed_count(
+            d, run_id, q.TABLE, last, workers=m.WorkerFilter((0, 1), column="WORKER_ID")
+        ),
+        "landed by id prefix": m.landed_count(
+            d, run_id, q.TABLE, last, workers=m.WorkerFilter((0, 1), unique_id="TXID")
+        ),
         "totals": m.totals(d, run_id, cols, 10),
         "workers": m.workers(d, run_id, cols, 10),
         "fleet": m.fleet_series(d, run_id, cols, 1),
@@ -192,4 +198,4 @@ def test_the_run_id_reaches_the_sql_api_as_a_binding(api: FakeSqlApi, tmp_path: 
         assert list(bindings) == [str(i) for i in range(1, len(bindings) + 1)], name
         values = [bindings[str(i)] for i in range(1, len(bindings) + 1)]
         assert {"type": "TEXT", "value": EVIL} in values, name
-        assert all(v["type"] == "TEXT" for v in values), name
+        assert all(v["type"] in ("TEXT", "FIXED") for v in values), name

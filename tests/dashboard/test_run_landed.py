@@ -136,3 +136,47 @@ def test_an_unacked_rows_column_is_shown(
         2: 102,
     }
     assert not any(c.value.startswith("Unacked rows:") for c in at.caption)
+
+
+@pytest.mark.parametrize("workload", ["clickstream", "iot-telemetry"])
+def test_a_worker_not_reporting_yet_is_not_counted_landed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path, workload: str
+) -> None:
+    """During a run, worker 1 started late: its rows have landed but the metrics table
+    has none of its windows yet. Landed counts worker 0's rows only (those the totals
+    hold), so it never exceeds Rows appended: by the WORKER_ID column (clickstream), or
+    by the unique id's ``<run>-<worker>-`` prefix (iot-telemetry has no worker column)."""
+    import datetime as dt
+
+    from workload_rows import Batch, write_rows
+
+    from elastic_channels.emulator import Emulator, EmulatorConfig
+    from elastic_channels.monitor.rows import worker_row
+    from elastic_channels.workload import load_workload
+
+    run_id = "late-1"
+    t0 = time.time() - 20
+    sent = dt.datetime.fromtimestamp(t0, dt.timezone.utc)
+    data_dir = tmp_path / "emu"
+    write_rows(data_dir, load_workload(workload), [
+        Batch(run_id, 0, 30, sent), Batch(run_id, 1, 400, sent),
+    ])  # fmt: skip
+
+    def window(i: int) -> dict:
+        return worker_row({
+            "type": "window", "run_id": run_id, "worker_id": 0, "window_start": t0 + i,
+            "window_seconds": 1.0, "start": t0 + i, "end": t0 + i + 1, "rows": 5,
+            "bytes": 1500, "acked_rows": 5, "acked_bytes": 1500, "errors": 0,
+        })  # fmt: skip
+
+    windows = [window(i) for i in range(19)]
+    write_metrics(data_dir, run_id, windows)
+    monkeypatch.setenv("ELASTIC_DASHBOARD_WORKLOAD", workload)
+    emu = Emulator(EmulatorConfig(data_dir=data_dir)).start()  # live: the run goes on
+    try:
+        at = render(monkeypatch, "run.py", data_dir)
+    finally:
+        emu.stop()
+    assert metric(at, "Rows appended") == "95"
+    assert metric(at, "Landed") == "30"  # not 430: worker 1 has reported no window
+    assert any(c.value.startswith("Landed: the rows committed by") for c in at.caption)

@@ -43,7 +43,8 @@ class LandingView:
     """One workload's landing table as the pages read it.
 
     ``run_id``: the column holding the run's id (None: rows cannot be told apart by
-    run); ``unique_id``: the column holding ``<run>-<worker>-<seq>`` (None: duplicates
+    run); ``worker_id``: the one holding the worker's index (None: none);
+    ``unique_id``: the column holding ``<run>-<worker>-<seq>`` (None: duplicates
     and loss cannot be counted); ``send_time``: the TIMESTAMP_TZ column stamped with
     the batch's send time, what ingest-to-visible is measured from (None: none);
     ``order_by``: the column the latest rows are ordered by (the send time, the first
@@ -54,6 +55,7 @@ class LandingView:
     table: str
     columns: tuple[tuple[str, SnowflakeType], ...]
     run_id: str | None
+    worker_id: str | None
     unique_id: str | None
     send_time: str | None
     order_by: str | None
@@ -90,6 +92,7 @@ def view_of(w: CheckedWorkload) -> LandingView:
         table=w.table,
         columns=tuple((c.name, c.type) for c in w.columns),
         run_id=_first(w, "run_id"),
+        worker_id=_first(w, "worker_id"),
         unique_id=w.unique_id_column,
         send_time=send,
         order_by=send or _first(w, "send_time"),

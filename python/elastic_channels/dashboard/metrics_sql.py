@@ -11,7 +11,9 @@ workload's landing table (:func:`landed_count`, :func:`landed`).
 
 from __future__ import annotations
 
-from ..model import METRICS_TABLE_NAME
+from dataclasses import dataclass
+
+from ..model import METRICS_TABLE_NAME, TXID_SEPARATOR
 from .dialect import Dialect
 from .metrics_columns import (
     CONCEPTS,
@@ -27,6 +29,7 @@ from .worker_sql import totals, unacked_at_end, workers
 __all__ = [
     "CONCEPTS",
     "MetricsColumns",
+    "WorkerFilter",
     "fleet_series",
     "landed",
     "landed_count",
@@ -144,15 +147,39 @@ def landed_count(
     table: str,
     horizon_iso: str | None = None,
     run_column: str = "RUN_ID",
+    workers: WorkerFilter | None = None,
 ) -> Statement:
     """Rows of the run in the landing table ``table`` (SQL, quoted as needed; its run
     id in ``run_column``, SQL too): cheap, no row is compared with another; with
-    ``horizon_iso``, those committed by then."""
+    ``horizon_iso``, those committed by then; with ``workers``, those of its workers."""
     b = Binder()
     where = f"{run_column} = {b(run_id)}"
     if horizon_iso is not None:
         where += f" AND {d.commit_time} <= {d.timestamp(b, horizon_iso)}"
+    if workers is not None and workers.ids:
+        where += f" AND {workers.where(b, run_id)}"
     return Statement(f"SELECT count(*) AS LANDED FROM {table} WHERE {where}", b.params)
+
+
+@dataclass(frozen=True)
+class WorkerFilter:
+    """Rows of some workers: by a worker-id column (``column``, SQL; ``text``: it is a
+    VARCHAR), else by the unique id's ``<run_id>-<worker_id>-`` prefix (``unique_id``)."""
+
+    ids: tuple[int, ...]
+    column: str | None = None
+    text: bool = False
+    unique_id: str | None = None
+
+    def where(self, b: Binder, run_id: str) -> str:
+        if self.column is not None:
+            values = [str(i) if self.text else int(i) for i in self.ids]
+            return f"{self.column} IN ({', '.join(b(v) for v in values)})"
+        if self.unique_id is None:
+            raise ValueError("a worker filter needs a worker-id or a unique-id column")
+        prefixes = [f"{run_id}{TXID_SEPARATOR}{int(i)}{TXID_SEPARATOR}" for i in self.ids]
+        col = self.unique_id
+        return "(" + " OR ".join(f"left({col}, {len(p)}) = {b(p)}" for p in prefixes) + ")"
 
 
 def landed(

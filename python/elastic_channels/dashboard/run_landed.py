@@ -7,9 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from ..workload.types import VARCHAR
 from . import metrics_sql as m
 from .common import load, workload
-from .landing import ident
+from .landing import LandingView, ident
 from .source import DataSource
 
 __all__ = ["DISTINCT_AUTO_ROWS", "METRIC_COLUMNS", "show_landed"]
@@ -33,6 +34,19 @@ def _lost_unknown(cols: m.MetricsColumns, workers: pd.DataFrame) -> str:
     return f"no summary yet from worker(s) {ids} (still running, or ended without one)"
 
 
+def _reporting(v: LandingView, workers: pd.DataFrame) -> m.WorkerFilter | None:
+    """The rows of the workers the metrics table knows (a worker that started late may
+    have rows landed before its first window is reported), by the workload's worker-id
+    column, else its unique id's prefix; None when the rows do not say whose they are."""
+    ids = tuple(int(i) for i in workers["WORKER_ID"])
+    if v.worker_id is not None:
+        text = v.type_of(v.worker_id).kind == VARCHAR
+        return m.WorkerFilter(ids, column=ident(v.worker_id), text=text)
+    if v.unique_id is not None:
+        return m.WorkerFilter(ids, unique_id=ident(v.unique_id))
+    return None
+
+
 def show_landed(
     src: DataSource,
     run_id: str,
@@ -46,8 +60,10 @@ def show_landed(
     them unasked or when asked.
 
     While workers are sending, landed counts the rows committed by the time up to which
-    every one of them has reported its windows (``HORIZON``): rows that landed by then
-    were appended in windows the totals hold, so Landed never exceeds Rows appended."""
+    every one of them has reported its windows (``HORIZON``), of the workers the
+    metrics table knows (by the workload's worker-id column, when it has one): rows that
+    landed by then were appended in windows the totals hold, so Landed never exceeds
+    Rows appended, even while a worker that started late has not reported yet."""
     shown = st.columns(METRIC_COLUMNS)
     try:
         v = workload()
@@ -65,7 +81,8 @@ def show_landed(
     table, run_col = v.table_sql(src.dialect), ident(v.run_id)
     horizon = totals.get("HORIZON")
     upto = horizon.isoformat() if isinstance(horizon, pd.Timestamp) and not over else None
-    stmt = m.landed_count(src.dialect, run_id, table, upto, run_column=run_col)
+    mine = _reporting(v, workers) if upto is not None else None
+    stmt = m.landed_count(src.dialect, run_id, table, upto, run_column=run_col, workers=mine)
     count = int(load(src, stmt)["LANDED"].iloc[0])
     help_landed = f"the run's rows in {v.table}"
     if upto is not None:
