@@ -66,7 +66,7 @@ def _stored_by_duckdb(body: bytes) -> list[str | None]:
         con.close()
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(st.lists(json_values, min_size=1, max_size=8), writers)
 def test_both_paths_land_the_same_variant_text(values: list[Any], write: Any) -> None:
     require_native_parse()
