@@ -369,24 +369,29 @@ class Emulator:
         return rows_as_json_lines(*self.store.query(sql))
 
     def stats_snapshot(self) -> dict[str, Any]:
-        snap = self.stats.snapshot()
-        snap["faults"] = self.faults.snapshot()
-        snap["landing_backlog"] = self.lander.pending() if self.lander else 0
-        snap["port"] = self.port
-        snap["table_format"] = self.config.table_format
-        if hasattr(self.store, "iceberg_summary"):  # snapshot, data files, files written
-            snap["iceberg"] = self.store.iceberg_summary()  # type: ignore[union-attr]
-        if isinstance(self.store, ParquetStore):  # the native table's data files
-            snap["data_files"] = self.store.files_summary()
-        if self.file_mode is not None:
-            snap["stage"] = self.file_mode.stage.stats()
-        snap["sink"] = self.config.sink
-        snap["answer_delay_s"] = self.config.answer_delay_s
-        if self.channel_limit is not None:
-            snap["channel_limit"] = self.channel_limit.snapshot()
-        if self.drop_sink is not None:
-            snap["drop_sink"] = self.drop_sink.snapshot()
-        return snap
+        return stats_snapshot(self)
+
+
+def stats_snapshot(emu: Emulator) -> dict[str, Any]:
+    """The emulator's counters and the state of its parts, as ``stats`` prints them."""
+    snap = emu.stats.snapshot()
+    snap["faults"] = emu.faults.snapshot()
+    snap["landing_backlog"] = emu.lander.pending() if emu.lander else 0
+    snap["port"] = emu.port
+    snap["table_format"] = emu.config.table_format
+    if hasattr(emu.store, "iceberg_summary"):  # snapshot, data files, files written
+        snap["iceberg"] = emu.store.iceberg_summary()  # type: ignore[union-attr]
+    if isinstance(emu.store, ParquetStore):  # the native table's data files
+        snap["data_files"] = emu.store.files_summary()
+    if emu.file_mode is not None:
+        snap["stage"] = emu.file_mode.stage.stats()
+    snap["sink"] = emu.config.sink
+    snap["answer_delay_s"] = emu.config.answer_delay_s
+    if emu.channel_limit is not None:
+        snap["channel_limit"] = emu.channel_limit.snapshot()
+    if emu.drop_sink is not None:
+        snap["drop_sink"] = emu.drop_sink.snapshot()
+    return snap
 
 
 _JSON = msgspec.json.Encoder(decimal_format="number")
