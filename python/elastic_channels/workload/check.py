@@ -27,9 +27,9 @@ from .model import (
     Field,
     Range,
     Text,
-    Weighted,
     Workload,
 )
+from .sources import check_choice, check_range, check_text_source
 from .types import (
     DATE,
     FLOAT,
@@ -42,7 +42,7 @@ from .types import (
     TypeSpellingError,
     parse_type,
 )
-from .values import check_text, coerce, to_decimal
+from .values import check_text, coerce
 
 #: The types each column source may fill (None: every type).
 SOURCE_TYPES: dict[str, tuple[str, ...] | None] = {
@@ -58,7 +58,6 @@ SOURCE_TYPES: dict[str, tuple[str, ...] | None] = {
     "worker_id": (NUMBER, VARCHAR),
     "send_time": (TIMESTAMP_TZ, TIMESTAMP_NTZ, DATE, VARCHAR),
 }
-MAX_SCALE = 15
 MAX_ARRAY_LENGTH = 1000
 
 
@@ -88,108 +87,6 @@ class _Checker:
         self.builtin: str | None = None
         #: The column being checked.
         self.index = 0
-
-    def weighted(self, w: Weighted, t: SnowflakeType | None, path: Path) -> None:
-        if not w.values:
-            raise WorkloadError("needs at least one value", path=(*path, "values"))
-        for i, v in enumerate(w.values):
-            coerce(t, v, (*path, "values", i))
-        if w.weights is None:
-            return
-        if len(w.weights) != len(w.values):
-            raise WorkloadError(
-                f"{len(w.weights)} weights for {len(w.values)} values; give one per value",
-                path=(*path, "weights"),
-            )
-        for i, weight in enumerate(w.weights):
-            if to_decimal(weight, (*path, "weights", i)) < 0:
-                raise WorkloadError(
-                    f"must not be negative, got {weight}", path=(*path, "weights", i)
-                )
-        if sum(to_decimal(x, path) for x in w.weights) <= 0:
-            raise WorkloadError("must not all be zero", path=(*path, "weights"))
-
-    def choice(self, c: Choice, t: SnowflakeType | None, path: Path) -> None:
-        if c.by is None:
-            for key in ("cases", "default"):
-                if getattr(c, key) is not None:
-                    raise WorkloadError(
-                        f"{key} needs by: the column it depends on", path=(*path, key)
-                    )
-            self.weighted(c, t, path)
-            return
-        if c.values or c.weights is not None:
-            key = "values" if c.values else "weights"
-            raise WorkloadError("with by, values and weights go in cases", path=(*path, key))
-        parent = self.choices.get(c.by)
-        if parent is None:
-            raise WorkloadError(
-                f"{c.by!r} is not an earlier choice column; by names one declared above",
-                path=(*path, "by"),
-            )
-        parent_type, parent_values = parent
-        covered = set()
-        for key in c.cases or {}:
-            rendered = msgspec.json.encode(coerce(parent_type, key, (*path, "cases", key)))
-            if rendered not in parent_values:
-                raise WorkloadError(f"{key!r} is not a value of {c.by}", path=(*path, "cases", key))
-            covered.add(rendered)
-        for w, sub in c.alternatives():
-            self.weighted(w, t, (*path, *sub))
-        missing = parent_values - covered
-        if missing and c.default is None:
-            names = ", ".join(sorted(m.decode() for m in missing)[:5])
-            raise WorkloadError(
-                f"no case for {len(missing)} value(s) of {c.by} ({names}); add them or a default",
-                path=(*path, "cases"),
-            )
-
-    def range(self, r: Range, t: SnowflakeType | None, path: Path) -> None:
-        if t is not None and t.kind == NUMBER:
-            if r.scale is not None and r.scale != t.scale:
-                raise WorkloadError(
-                    f"{t} has scale {t.scale}; leave scale out", path=(*path, "scale")
-                )
-        elif t is not None and t.kind == DATE:
-            if r.scale is not None:
-                raise WorkloadError("a DATE range takes no scale", path=(*path, "scale"))
-        elif t is not None and t.kind == FLOAT and r.scale is None:
-            raise WorkloadError("a FLOAT range needs scale: digits after the point", path=path)
-        if r.scale is not None and not 0 <= r.scale <= MAX_SCALE:
-            raise WorkloadError(f"must be between 0 and {MAX_SCALE}", path=(*path, "scale"))
-        lo, hi = (
-            sizes.range_bound(r, t, (*path, k), v) for k, v in (("min", r.min), ("max", r.max))
-        )
-        if lo > hi:
-            raise WorkloadError(f"must be at most max ({r.min} > {r.max})", path=(*path, "min"))
-
-    def text(self, x: Text, t: SnowflakeType | None, path: Path) -> None:
-        check_text(x.prefix, (*path, "prefix"))
-        if x.alphabet is not None and x.words is not None:
-            raise WorkloadError("give alphabet or words, not both", path=(*path, "words"))
-        if x.alphabet is not None:
-            check_text(x.alphabet, (*path, "alphabet"))
-            if not x.alphabet:
-                raise WorkloadError("needs at least one character", path=(*path, "alphabet"))
-        if x.words is not None:
-            if not x.words:
-                raise WorkloadError("needs at least one word", path=(*path, "words"))
-            for i, word in enumerate(x.words):
-                check_text(word, (*path, "words", i))
-        if not 0 <= x.min_length <= x.max_length:
-            raise WorkloadError(
-                f"need 0 <= min_length <= max_length, got {x.min_length} and {x.max_length}",
-                path=(*path, "min_length"),
-            )
-        if x.distinct is not None and x.distinct < 1:
-            raise WorkloadError(f"must be at least 1, got {x.distinct}", path=(*path, "distinct"))
-        longest = len(x.prefix) + x.max_length
-        if x.words is not None:
-            longest = len(x.prefix) + x.max_length * (1 + max(map(len, x.words))) - 1
-        if t is not None and t.length is not None and longest > t.length:
-            raise WorkloadError(
-                f"prefix + max_length is longer than {t}", path=(*path, "max_length")
-            )
 
     def array(self, a: ArrayTemplate, path: Path) -> None:
         if (a.items is None) == (a.of is None):
@@ -227,13 +124,13 @@ class _Checker:
         sub = (*path, source)
         if source == "choice":
             assert isinstance(f.choice, Choice)
-            self.choice(f.choice, t, sub)
+            check_choice(f.choice, t, sub, self.choices)
         elif source == "range":
             assert isinstance(f.range, Range)
-            self.range(f.range, t, sub)
+            check_range(f.range, t, sub)
         elif source == "text":
             assert isinstance(f.text, Text)
-            self.text(f.text, t, sub)
+            check_text_source(f.text, t, sub)
         elif source == "constant":
             coerce(t, f.constant, sub)
         elif source == "object":
