@@ -257,24 +257,32 @@ class ParquetStore(Store):
 
     def files_summary(self) -> dict[str, Any]:
         """Data files now in the table, their bytes and rows, and merges done."""
-        cur = self._con.cursor()
-        try:
-            row = cur.execute(
-                f"SELECT count(*), coalesce(sum(BYTES), 0), coalesce(sum(ROW_COUNT), 0), "
-                f"coalesce(max(LEVEL), 0) FROM {FILES_TABLE}"
-            ).fetchone()
-        finally:
-            cur.close()
-        files, size, rows, level = row if row else (0, 0, 0, 0)
-        return {
-            "data_files": int(files),
-            "bytes": int(size),
-            "rows": int(rows),
-            "max_level": int(level),
-            "compactions": self.compactor.compactions,
-            "dir": str(self.files_dir),
-        }
+        return files_summary(self._con, self.files_dir, self.compactor.compactions)
 
     def close(self) -> None:
         self.compactor.stop()
         super().close()
+
+
+def files_summary(
+    con: duckdb.DuckDBPyConnection, files_dir: Path, compactions: int
+) -> dict[str, Any]:
+    """What the file registry holds: data files, their bytes and rows, the deepest merge
+    level, and the merges done (``compactions``)."""
+    cur = con.cursor()
+    try:
+        row = cur.execute(
+            f"SELECT count(*), coalesce(sum(BYTES), 0), coalesce(sum(ROW_COUNT), 0), "
+            f"coalesce(max(LEVEL), 0) FROM {FILES_TABLE}"
+        ).fetchone()
+    finally:
+        cur.close()
+    files, size, rows, level = row if row else (0, 0, 0, 0)
+    return {
+        "data_files": int(files),
+        "bytes": int(size),
+        "rows": int(rows),
+        "max_level": int(level),
+        "compactions": compactions,
+        "dir": str(files_dir),
+    }

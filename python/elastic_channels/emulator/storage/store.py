@@ -26,9 +26,11 @@ import duckdb
 
 from ..landing.batch_sql import Body, LandedFile
 from ..landing.parse_backends import make_parse
-from ..sql.bookkeeping import LANDING_COMMENT, own_relations
+from ..sql.bookkeeping import LANDING_COMMENT
 from ..sql.guard import QueryRefused, check_query
+from . import store_checks as checks
 from .schema import COMMIT_TIME_COLUMN, create_table_sql, quote_ident
+from .store_checks import StoreError
 
 __all__ = [
     "ERRORS_TABLE",
@@ -70,10 +72,6 @@ _DDL = (
 )
 
 
-class StoreError(Exception):
-    """The database could not be opened or queried; the message says why."""
-
-
 @contextmanager
 def transaction(cur: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
     """``BEGIN`` ... ``COMMIT`` on ``cur``; ``ROLLBACK`` if the block raises (anything)."""
@@ -90,17 +88,6 @@ def relation_arrow(rel: duckdb.DuckDBPyRelation) -> Any:
     """A relation's rows as one Arrow table (``to_arrow_table`` in duckdb >= 1.4)."""
     to_table = getattr(rel, "to_arrow_table", None)
     return to_table() if to_table is not None else rel.arrow()
-
-
-def _made_by(ddl: str) -> tuple[str, list[str]]:
-    """The table a ``CREATE TABLE`` statement makes, and its column names."""
-    con = duckdb.connect()
-    try:
-        con.execute(ddl)
-        (table,) = con.execute("SELECT table_name FROM duckdb_tables()").fetchone()  # type: ignore[misc]
-        return table, [r[0] for r in con.execute(f"DESCRIBE {quote_ident(table)}").fetchall()]
-    finally:
-        con.close()
 
 
 def log_landed(bodies: dict[str, Body], results: dict[str, LandedFile], t0: float) -> None:
@@ -156,7 +143,7 @@ class Store:
                 for ddl in _DDL:
                     self._con.execute(ddl)
                 self.check_bookkeeping(_DDL)
-                self._check_one_landing_table()
+                checks.one_landing_table(self._con, self.table, self.db_path)
                 self._create_landing_table()
             # Queries may read the lander's work files and the table's Parquet files
             # (native or Iceberg: RESORT_SALES is then a view over them); nothing else.
@@ -187,7 +174,7 @@ class Store:
 
     def _create_landing_table(self) -> None:
         """The native landing table (a DuckDB table), refused if made otherwise before."""
-        if self._is_view(self.table):
+        if checks.is_view(self._con, self.table):
             self._con.close()
             raise StoreError(
                 f"{self.table} in {self.db_path} is an Iceberg table (a view over its files); "
@@ -200,53 +187,13 @@ class Store:
             f"COMMENT ON TABLE {quote_ident(self.table)} IS {_sql_str(LANDING_COMMENT)}"
         )
 
-    def _check_one_landing_table(self) -> None:
-        """Refuse a data dir whose landing table has another name: one data dir holds one
-        landing table (its files, registry and spool are the table's), so a workload
-        with another table needs a data dir of its own."""
-        own = own_relations(self._con)
-        other = sorted((own.views | own.landing_tables) - {self.table.lower()})
-        if other:
-            self._con.close()
-            raise StoreError(
-                f"{self.db_path.parent} holds the landing table {other[0].upper()}, not "
-                f"{self.table}: a data dir holds one landing table (one workload's); use "
-                "another --data-dir for this one"
-            )
-
     def check_bookkeeping(self, ddls: Sequence[str]) -> None:
-        """Refuse a database whose bookkeeping tables (made by ``ddls``, ``CREATE TABLE IF
-        NOT EXISTS``) have other columns than those make: it is damaged, and landing or
-        recovering the spool with it would fail on every batch, or worse."""
-        for ddl in ddls:
-            table, want = _made_by(ddl)
-            rows = self._con.execute(f"DESCRIBE {quote_ident(table)}").fetchall()
-            have = [r[0] for r in rows]
-            if have != want:
-                self._con.close()
-                raise StoreError(
-                    f"{table} in {self.db_path} has columns {have}, not the emulator's "
-                    f"{want}: the database is damaged; move {self.db_path.name} away (the "
-                    "rows it holds go with it) or use a fresh --data-dir"
-                )
-
-    def _is_view(self, name: str) -> bool:
-        return bool(
-            self._con.execute(
-                "SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]
-            ).fetchone()[0]  # type: ignore[index]
-        )
+        """Refuse a database whose bookkeeping tables are not what ``ddls`` make."""
+        checks.bookkeeping(self._con, self.db_path, ddls)
 
     def _check_table(self, db_path: Path) -> None:
         """Refuse a database whose table was made from another schema."""
-        have = [r[0] for r in self._con.execute(f"DESCRIBE {quote_ident(self.table)}").fetchall()]
-        want = [n for n, _ in self.columns] + [COMMIT_TIME_COLUMN]
-        if have != want:
-            self._con.close()
-            raise StoreError(
-                f"table {self.table} in {db_path} has columns {have}, but the schema now "
-                f"says {want}; use a fresh --data-dir (or move {db_path.name} away)"
-            )
+        checks.table_columns(self._con, self.table, self.columns, db_path)
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:
