@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +26,12 @@ from elastic_channels.workload.replay import resolve
 pytestmark = pytest.mark.skipif(not sdk_available(), reason="snowpipe-streaming not installed")
 
 
-def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "elastic_channels.cli", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False,
+        capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False, env=env,
     )  # fmt: skip
 
 
@@ -41,10 +44,12 @@ class Runs:
 
     def __call__(self, name: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
         if name not in self.done:
+            # A WORKLOAD the workers inherit is not the run's: run tells them its own.
+            other = "clickstream" if name == "resort-sales" else "resort-sales"
             proc = cli(
                 "run", "--workload", name, "--workers", "2", "--target-bps", "2e6",
                 "--duration-seconds", "3", "--window-seconds", "1", "--run-id", f"wl-{name}",
-                "--json", cwd=self.cwd,
+                "--json", cwd=self.cwd, env={**os.environ, "WORKLOAD": other},
             )  # fmt: skip
             assert proc.returncode == 0, proc.stderr[-3000:]
             self.done[name] = (proc, json.loads(proc.stdout.strip().splitlines()[-1]))

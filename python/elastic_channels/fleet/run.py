@@ -194,6 +194,8 @@ def _run(
         return _fail(str(e))
     emu = target.emulator
     common = target.worker_args + worker_flags(s) + args.worker_arg
+    if not any(a.split("=")[0] == "--workload" for a in common):  # said outright: the
+        common += ["--workload", s.workload]  # WORKLOAD workers inherit may not be s's
     digest = scenario_hash(s)
     print(
         f"run {run_id}: scenario {s.name} ({digest}): {s.workers} worker(s) x {describe(s)} "
