@@ -32,6 +32,8 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
     max_leaves=8,
 )
+#: A column's own value: any JSON but null (a landing column is NOT NULL; null goes inside).
+column_json_values = json_values.filter(lambda v: v is not None)
 
 
 def weighted(values: st.SearchStrategy) -> st.SearchStrategy[dict[str, Any]]:
@@ -68,10 +70,11 @@ def variant(draw, depth: int = 0) -> dict[str, Any]:
     if depth < 2:
         options += ["object", "array", "array_of"]
     kind = draw(st.sampled_from(options))
+    values = json_values if depth else column_json_values
     if kind == "choice":
-        return {"choice": draw(weighted(json_values))}
+        return {"choice": draw(weighted(values))}
     if kind == "constant":
-        return {"constant": draw(json_values)}
+        return {"constant": draw(values)}
     if kind == "text":
         lo = draw(st.integers(0, 5))
         spec = {"min_length": lo, "max_length": lo + draw(st.integers(0, 40))}

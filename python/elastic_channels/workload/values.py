@@ -168,6 +168,12 @@ def json_value(value: Any, path: Path) -> Any:
 
 def coerce(t: SnowflakeType | None, value: Any, path: Path) -> Any:
     """``value`` as a value of a column of type ``t`` (None: inside a VARIANT)."""
+    if t is not None and t.kind == VARIANT and value is None:
+        raise WorkloadError(
+            "null is not a column's value (every column of the landing table is NOT NULL, "
+            "the emulator refuses it); a VARIANT may hold null inside an object or array",
+            path=path,
+        )
     if t is None or t.kind == VARIANT:
         return json_value(value, path)
     if t.kind == VARCHAR:
