@@ -9,11 +9,12 @@ unset wherever it comes from (``cp .env.example .env`` leaves every value empty)
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Setting", "SettingError", "add_flags", "show_number"]
+__all__ = ["Setting", "SettingError", "add_flags", "show_number", "whole_number"]
 
 
 class SettingError(ValueError):
@@ -78,8 +79,24 @@ def show_number(value: Any) -> str:
     return f"{int(value) // 10**exp}e{exp}" if exp >= 6 else digits
 
 
+def whole_number(text: str) -> int:
+    """A count written as rates are (``96e6``, ``1e6``) or as digits; ValueError for a
+    fraction, NaN or infinity."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)  # ValueError for what is no number at all
+    if not (math.isfinite(value) and value.is_integer()):
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(value)
+
+
+whole_number.__name__ = "whole number"  # argparse: "invalid whole number value: '1.5'"
+
+
 def _kind_name(kind: Callable[[str], Any]) -> str:
-    return {int: "an int", float: "a number", str: "a string"}.get(kind, "valid")  # type: ignore[call-overload]
+    names = {int: "an int", float: "a number", str: "a string", whole_number: "a whole number"}
+    return names.get(kind, "valid")  # type: ignore[call-overload]
 
 
 def add_flags(

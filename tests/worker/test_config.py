@@ -193,6 +193,13 @@ def test_worker_id_sources_in_order(env, expected):
     assert load_config(ACCOUNT, env).worker_id == (0 if expected is None else expected)
 
 
+def test_byte_counts_take_the_notation_rates_take():
+    """Issue #23: --target-bps took 92e6 while --max-inflight-bytes refused 96e6."""
+    cfg = load_config([*ACCOUNT, "--max-inflight-bytes", "96e6", "--batch-bytes", "1e6"], {})
+    assert (cfg.max_inflight_bytes, cfg.batch_bytes) == (96_000_000, 1_000_000)
+    assert load_config(ACCOUNT, {"BATCH_BYTES": "2e6"}).batch_bytes == 2_000_000
+
+
 def test_worker_id_flag_beats_every_variable():
     env = {"WORKER_ID": "7", "JOB_COMPLETION_INDEX": "3", "HOSTNAME": "resort-worker-5"}
     assert load_config([*ACCOUNT, "--worker-id", "11"], env).worker_id == 11
@@ -206,7 +213,10 @@ def test_worker_id_flag_beats_every_variable():
     [
         ([], {"TARGET_BPS": "fast"}, "TARGET_BPS must be a number, got 'fast'"),
         ([], {"DURATION_SECONDS": "1m"}, "DURATION_SECONDS must be a number, got '1m'"),
-        ([], {"BATCH_BYTES": "1e6"}, "BATCH_BYTES must be an int, got '1e6'"),
+        ([], {"BATCH_BYTES": "1500.5"}, "BATCH_BYTES must be a whole number, got '1500.5'"),
+        ([], {"BATCH_BYTES": "nan"}, "BATCH_BYTES must be a whole number, got 'nan'"),
+        (["--connect-timeout-seconds", "nan"], {}, "--connect-timeout-seconds must be a finite"),
+        (["--drain-timeout-seconds", "inf"], {}, "--drain-timeout-seconds must be a finite"),
         ([], {"WORKER_ID": "w3"}, "WORKER_ID must be an integer, got 'w3'"),
         ([], {"JOB_COMPLETION_INDEX": "x"}, "JOB_COMPLETION_INDEX must be an integer"),
         (["--target-bps", "0"], {}, "--target-bps (TARGET_BPS) must be > 0"),

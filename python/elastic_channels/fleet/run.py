@@ -27,6 +27,7 @@ from typing import Any
 from ..landing_table import WorkloadArgError, landing_table
 from ..log import configure_logging
 from ..measures import MB
+from ..results.store import safe_name
 from ..scenario import Scenario, resolved, run_seconds, scenario_hash, to_yaml, worker_flags
 from ..scenario.run_args import add_arguments, constant_bps, describe, run_scenario
 from ..worker.config import default_run_id
@@ -245,7 +246,8 @@ def _run(
         target.stop()
     out = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON alone
     print_tables(out, run_id, metrics, summaries, totals, landed, args.data_dir)
-    chart = args.chart or DEFAULT_HOME / f"{run_id}.png"
+    # the default chart stays in DEFAULT_HOME whatever the run id holds (issue #23)
+    chart = args.chart or DEFAULT_HOME / f"{safe_name(run_id)}.png"
     print(write_chart(chart, fleet, run_id, totals), file=sys.stderr)
     failed = [wp.worker_id for wp in workers if wp.proc.returncode != 0]
     scenario_block: dict[str, Any] = {"name": s.name, "hash": digest, "file": scenario_file}

@@ -28,6 +28,7 @@ __all__ = [
     "find",
     "load",
     "results_dir",
+    "safe_name",
     "scan",
     "write",
 ]
@@ -62,10 +63,15 @@ def results_dir(home: Path) -> Path:
     return Path(home) / "results"
 
 
+def safe_name(run_id: str) -> str:
+    """``run_id`` as part of a file name: no path separator or other character a file
+    name should not hold (``../../x`` -> ``.._.._x``), at most 80 characters."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)[:80] or "run"
+
+
 def file_name(run_id: str, started_at: float, suffix: int = 1) -> str:
     stamp = dt.datetime.fromtimestamp(started_at, dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)[:80] or "run"
-    return f"{stamp}-{safe}" + (f"-{suffix}" if suffix > 1 else "") + ".json"
+    return f"{stamp}-{safe_name(run_id)}" + (f"-{suffix}" if suffix > 1 else "") + ".json"
 
 
 def write(doc: dict[str, Any], home: Path) -> Path:

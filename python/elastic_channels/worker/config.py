@@ -250,6 +250,14 @@ def _validate(cfg: WorkerConfig) -> None:
         ),
         (cfg.window_s > 0, f"--window-seconds must be > 0, got {cfg.window_s}"),
         (
+            math.isfinite(cfg.connect_timeout_s) and cfg.connect_timeout_s > 0,
+            f"--connect-timeout-seconds must be a finite number > 0, got {cfg.connect_timeout_s}",
+        ),
+        (
+            math.isfinite(cfg.drain_timeout_s) and cfg.drain_timeout_s >= 0,
+            f"--drain-timeout-seconds must be a finite number >= 0, got {cfg.drain_timeout_s}",
+        ),
+        (
             cfg.start_at is None or (math.isfinite(cfg.start_at) and cfg.start_at > 0),
             f"--start-at (START_AT) must be seconds since the epoch, got {cfg.start_at}",
         ),

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..account.settings import ACCOUNT_SETTINGS
 from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
-from ..setting import Setting, SettingError, add_flags, show_number
+from ..setting import Setting, SettingError, add_flags, show_number, whole_number
 from .schedule import stages_json
 
 __all__ = ["BY_NAME", "SETTINGS", "ConfigError", "add_settings", "flag_args", "resolve"]
@@ -58,7 +58,8 @@ SETTINGS: tuple[Setting, ...] = (
       "window and summary line (letters, digits, _ . -; at most 64)", env="SCENARIO_NAME"),
     S("scenario_hash", "--scenario-hash", "the scenario's hash (hex), stamped on every "
       "window and summary line", env="SCENARIO_HASH"),
-    S("batch_bytes", "--batch-bytes", "approximate bytes per append", int, 1_000_000,
+    S("batch_bytes", "--batch-bytes", "approximate bytes per append (1000000 or 1e6)",
+      whole_number, 1_000_000,
       "BATCH_BYTES"),
     S("channels", "--channels", "elastic channels (one SDK client each) this worker "
       "drives, on threads of its one process; the rate and the in-flight bytes are split "
@@ -76,7 +77,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("window_seconds", "--window-seconds", "metrics window; windows start on multiples "
       "of it since the epoch, so every worker's windows line up", float, 5.0),
     S("max_inflight_bytes", "--max-inflight-bytes", "unacked bytes held at most; "
-      "appends wait beyond this", int, 96_000_000),
+      "appends wait beyond this (96000000 or 96e6)", whole_number, 96_000_000),
     S("sleep_quantum_ms", "--sleep-quantum-ms", "sleep only once this far ahead of the "
       "pacing schedule, so batches go in short bursts between sleeps; 0 sleeps after "
       "every batch; the long-run rate is the same either way, longer quanta trade "
