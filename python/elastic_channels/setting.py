@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Setting", "SettingError", "add_flags", "show_number", "whole_number"]
+__all__ = ["Setting", "SettingError", "add_flags", "seconds_between", "show_number", "whole_number"]
 
 
 class SettingError(ValueError):
@@ -92,6 +92,22 @@ def whole_number(text: str) -> int:
 
 
 whole_number.__name__ = "whole number"  # argparse: "invalid whole number value: '1.5'"
+
+
+def seconds_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number of seconds from ``low`` to ``high`` (NaN and
+    infinity refused: either would remove the bound the flag sets)."""
+
+    def seconds(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"give {low:g} to {high:g} seconds, got {text!r}")
+        return value
+
+    return seconds
 
 
 def _kind_name(kind: Callable[[str], Any]) -> str:

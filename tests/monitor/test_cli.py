@@ -113,6 +113,9 @@ def test_settings_come_from_a_dotenv_file_in_the_working_directory(tmp_path: Pat
         (["x.log", "--workers", "0"], "--workers must be >= 1"),
         (["x.log"], "no target"),
         (["x.log", "--profile", "/nonexistent.json"], "cannot read it as JSON"),
+        # NaN or infinity would remove the bound these set (issue #23)
+        (["x.log", "--grace-seconds", "nan"], "--grace-seconds: give 0 to 3600 seconds"),
+        (["x.log", "--visible-wait-seconds", "inf"], "--visible-wait-seconds: give 0 to 3600"),
     ],
 )
 def test_errors_say_what_to_do(args: list[str], words: str) -> None:

@@ -13,6 +13,7 @@ import time
 from ..landing_table import WorkloadArgError, landing_table
 from ..log import configure_logging
 from ..model import METRICS_TABLE_NAME
+from ..setting import seconds_between
 from .monitor import Monitor
 from .sources import pump, read_streams
 from .sql_client import SqlError
@@ -48,13 +49,13 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    help="namespace of the pods [POD_NAMESPACE, default]")  # fmt: skip
     p.add_argument("--workers", type=int, default=None,
                    help="workers the run has, if known: a window waits for that many")  # fmt: skip
-    p.add_argument("--grace-seconds", type=float, default=10.0,
+    p.add_argument("--grace-seconds", type=seconds_between(0, 3600), default=10.0,
                    help="write a fleet window this long after its end even if a worker has not "
                    "reported it (default: %(default)s)")  # fmt: skip
     p.add_argument("--exit-when-done", action="store_true",
                    help="with --k8s: exit once every pod of the run has ended and its windows "
                    "are written (default: stay up, idle, as a Deployment expects)")  # fmt: skip
-    p.add_argument("--visible-wait-seconds", type=float, default=120.0,
+    p.add_argument("--visible-wait-seconds", type=seconds_between(0, 3600), default=120.0,
                    help="at the end, wait this long at most for every acknowledged row to "
                    "be visible before the last ingest-to-visible read (default: "
                    "%(default)s)")  # fmt: skip
