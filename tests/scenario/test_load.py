@@ -26,8 +26,12 @@ OK_STAGES = "stages:\n  - {seconds: 10, mbps: 5}\n"
 
 def test_the_shipped_scenarios_are_the_five_the_issue_names() -> None:
     assert shipped_names() == ["reference", "smoke", "soak", "spike", "step"]
-    # scenarios/ at the top of the checkout is the same directory (a link to it)
-    assert (CHECKOUT / "scenarios").resolve() == SHIPPED_DIR
+    # scenarios/ at the top of the checkout is the package's directory (a link to it),
+    # and what is installed (editable or not) holds the same files
+    package_dir = CHECKOUT / "python" / "elastic_channels" / "scenario" / "shipped"
+    assert (CHECKOUT / "scenarios").resolve() == package_dir.resolve()
+    for f in package_dir.glob("*.yaml"):
+        assert (SHIPPED_DIR / f.name).read_bytes() == f.read_bytes(), f.name
 
 
 @pytest.mark.parametrize("name", ["reference", "smoke", "soak", "spike", "step"])
