@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -96,10 +98,13 @@ def test_three_channels_split_the_rate_with_unique_txids_and_one_set_of_lines():
 def test_channels_follow_the_schedule_scaled_and_the_lines_add_their_targets():
     stages = '[{"seconds": 0.5, "from_bps": 2e6, "to_bps": 2e6}, '
     stages += '{"seconds": 0.5, "from_bps": 2e6, "to_bps": 4e6}]'
+    # One agreed start, as run gives its workers: without it each channel starts its
+    # schedule when its own channel opens, and on a busy box their stages drift apart.
+    start_at = math.ceil((time.time() + 1.0) / 0.5) * 0.5
     summary, lines, sessions = _run(
         ["--channels", "2", "--stages", stages, "--warmup-seconds", "0.5",
          "--window-seconds", "0.5", "--batch-bytes", "20000", "--scenario-name", "ramp",
-         "--scenario-hash", "00ff"]
+         "--scenario-hash", "00ff", "--start-at", f"{start_at:.3f}"]
     )  # fmt: skip
     assert sorted(sessions) == [0, 1]
     windows = [x for x in lines if x["type"] == "window"]
