@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -146,7 +145,9 @@ def cmd_setup(args: argparse.Namespace) -> int:
         else:
             stmts, labels = _setup_statements(args, acct), None
         if args.print_only:
-            shown = stmts if args.upgrade or args.sql_file else without_upgrades(stmts)
+            shown = stmts
+            if not (args.upgrade or args.sql_file):
+                shown = _setup_statements(args, acct, upgrades=False)
             sys.stdout.write(render(shown))
             if len(shown) < len(stmts):
                 print(
@@ -167,14 +168,6 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def without_upgrades(stmts: Sequence[str]) -> list[str]:
-    """``stmts`` without the ALTERs that only bring an older table up to date (setup's
-    ``ADD COLUMN IF NOT EXISTS`` and ``SET ROW_TIMESTAMP``): after the CREATEs beside
-    them they change nothing."""
-    upgrade = re.compile(r"ALTER TABLE \S+ (ADD COLUMN IF NOT EXISTS |SET ROW_TIMESTAMP = TRUE$)")
-    return [s for s in stmts if not upgrade.match(s)]
-
-
 def _session(args: argparse.Namespace, acct: AccountSettings) -> AbstractContextManager[RunOne]:
     if args.via == "connector":
         return connector_session(acct)
@@ -191,7 +184,9 @@ def _seconds(text: str) -> int:
     return value
 
 
-def _setup_statements(args: argparse.Namespace, acct: AccountSettings) -> list[str]:
+def _setup_statements(
+    args: argparse.Namespace, acct: AccountSettings, *, upgrades: bool = True
+) -> list[str]:
     if not acct.database:
         raise SetupError("--database (or SNOWFLAKE_DATABASE) is required")
     where = "--workload" if args.workload else "WORKLOAD"
@@ -213,6 +208,7 @@ def _setup_statements(args: argparse.Namespace, acct: AccountSettings) -> list[s
         columns=land.columns,
         metrics_table=args.metrics_table,
         table_format=args.table_format,
+        upgrades=upgrades,
         external_volume=args.external_volume,
         base_location=args.base_location,
     )

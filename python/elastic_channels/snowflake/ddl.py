@@ -162,9 +162,12 @@ def statements(
     table_format: str = "native",
     external_volume: str | None = None,
     base_location: str | None = None,
+    upgrades: bool = True,
 ) -> list[str]:
     """The setup SQL, one statement per item, idempotent, in the order it must run;
-    ``columns`` are the landing table's (name, Snowflake type), in order."""
+    ``columns`` are the landing table's (name, Snowflake type), in order. ``upgrades``:
+    also the ALTERs that bring tables made by an older version up to date (row
+    timestamps on, metrics columns added since), no-ops after the CREATEs."""
     if table_format not in TABLE_FORMATS:
         raise SetupError(f"--table-format must be one of {', '.join(TABLE_FORMATS)}")
     if table_format == "native" and (external_volume or base_location):
@@ -195,8 +198,8 @@ def statements(
             f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{tb} (\n{_column_list(columns)}\n)"
             "\nROW_TIMESTAMP = TRUE"
         )
-        # ... and on for a table made before (setting it again changes nothing).
-        out.append(f"ALTER TABLE {db}.{sc}.{tb} SET ROW_TIMESTAMP = TRUE")
+        if upgrades:  # ... and on for a table made before (again, it changes nothing)
+            out.append(f"ALTER TABLE {db}.{sc}.{tb} SET ROW_TIMESTAMP = TRUE")
     out.append(
         f"CREATE PIPE IF NOT EXISTS {db}.{sc}.{pp}\n"
         f"  AS COPY INTO {db}.{sc}.{tb}\n"
@@ -208,7 +211,8 @@ def statements(
     out.extend(
         f'ALTER TABLE {db}.{sc}.{mt} ADD COLUMN IF NOT EXISTS "{name}" {sf_type}'
         for name, sf_type in METRICS_COLUMNS
-        if " DEFAULT " not in sf_type  # a default needs a constant on an existing table
+        # a default needs a constant on an existing table
+        if upgrades and " DEFAULT " not in sf_type
     )
     return out
 
