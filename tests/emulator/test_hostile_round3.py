@@ -75,29 +75,32 @@ def _jwt(emu, **claims) -> str:
     return jwt.encode({"iss": f"{who}.{fp}", "sub": who, **claims}, key, algorithm="RS256")  # type: ignore[arg-type]
 
 
-NOW = int(time.time())
+# Each case is a function of the time the test runs: computed at import, the valid
+# ones expire before the test reaches them on a slow box (CI took >10 minutes).
+TEN_YEARS = 10 * 365 * 86400
 BAD_TIMES = [
-    ({"iat": NOW, "exp": float("nan")}, "exp must be a whole number"),
-    ({"iat": float("nan"), "exp": NOW + 10 * 365 * 86400}, "iat must be a whole number"),
-    ({"iat": NOW, "exp": float("inf")}, "exp must be a whole number"),
-    ({"iat": float("-inf"), "exp": NOW + 600}, "iat must be a whole number"),
-    ({"iat": NOW, "exp": str(NOW + 600)}, "exp must be a whole number"),
-    ({"iat": NOW, "exp": NOW + 600.5}, "exp must be a whole number"),
-    ({"iat": True, "exp": NOW + 600}, "iat must be a whole number"),
-    ({"iat": NOW}, "no exp claim"),
-    ({"iat": NOW, "exp": NOW + 10 * 365 * 86400}, "lifetime"),
+    (lambda now: {"iat": now, "exp": float("nan")}, "exp must be a whole number"),
+    (lambda now: {"iat": float("nan"), "exp": now + TEN_YEARS}, "iat must be a whole number"),
+    (lambda now: {"iat": now, "exp": float("inf")}, "exp must be a whole number"),
+    (lambda now: {"iat": float("-inf"), "exp": now + 600}, "iat must be a whole number"),
+    (lambda now: {"iat": now, "exp": str(now + 600)}, "exp must be a whole number"),
+    (lambda now: {"iat": now, "exp": now + 600.5}, "exp must be a whole number"),
+    (lambda now: {"iat": True, "exp": now + 600}, "iat must be a whole number"),
+    (lambda now: {"iat": now}, "no exp claim"),
+    (lambda now: {"iat": now, "exp": now + TEN_YEARS}, "lifetime"),
 ]
 
 
 @pytest.mark.parametrize(("claims", "why"), BAD_TIMES)
 def test_a_jwt_whose_times_are_not_whole_numbers_is_refused(emu, claims, why):
-    status, reply = _statement(emu, "SELECT 1", token=_jwt(emu, **claims))
+    status, reply = _statement(emu, "SELECT 1", token=_jwt(emu, **claims(int(time.time()))))
     assert status == 401, reply
     assert why in reply["message"], reply
 
 
 def test_whole_number_times_in_seconds_or_milliseconds_pass(emu):
-    for claims in ({"iat": NOW, "exp": NOW + 600}, {"iat": NOW * 1000, "exp": (NOW + 600) * 1000},
-                   {"iat": float(NOW), "exp": float(NOW + 600)}):  # fmt: skip
+    now = int(time.time())
+    for claims in ({"iat": now, "exp": now + 600}, {"iat": now * 1000, "exp": (now + 600) * 1000},
+                   {"iat": float(now), "exp": float(now + 600)}):  # fmt: skip
         status, reply = _statement(emu, "SELECT 1", token=_jwt(emu, **claims))
         assert status == 200, (claims, reply)

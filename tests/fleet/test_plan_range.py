@@ -286,10 +286,10 @@ def test_parse_figures_reads_a_shipped_file_round_trip() -> None:
         assert f in DEFAULT_SOURCES and f.label == data["label"]
 
 
-def test_the_readme_states_the_range_plan_prints() -> None:
+def test_the_fleet_guide_states_the_range_plan_prints() -> None:
     p = make_range(41.8, M8)
     lo, hi = p["range"]["pods"]
-    readme = flat((REPO / "README.md").read_text())
+    readme = flat((REPO / "docs" / "FLEET.md").read_text())
     assert f"At 41.8 GB/s they give {lo} to {hi} pods" in readme
     for f in (FILE_MODE, DROP_SINK):
         assert f"{f.per_vcpu_mbps:g} MB/s" in readme or f"{f.per_vcpu_mbps:.0f} MB/s" in readme
