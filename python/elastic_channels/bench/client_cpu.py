@@ -3,9 +3,11 @@
 Spawns N worker processes. Each one generates NDJSON batches at its share of the
 target rate, paced, for the given duration, and throws them away: no Snowflake, no
 network. It reports per worker and in total the achieved MB/s and rows/s, the CPU
-the process used (as % of one core and as CPU-seconds per GB) and its peak RSS.
+the process used (as % of one core and as CPU-seconds per GB) and its peak RSS. The
+rows are a workload's (``--workload``, resort sales by default; ``workload.py``).
 
     elastic-channels bench --workers 1 --target-bps 100e6 --duration-seconds 10
+    elastic-channels bench --workload my-rows.yaml --target-bps 50e6 --duration-seconds 10
 
 MB is 10**6 bytes throughout.
 """
@@ -22,11 +24,14 @@ import time
 from typing import Any
 
 from ..fleet import text_table
+from ..landing_table import WorkloadArgError
 from ..measures import MB, cpu_s_per_gb, peak_rss_mib
-from ..rows import make_generator, rows_per_batch, select_backend
+from ..rows import rows_per_batch
+from ..setting import add_flags
 from ..worker.config import default_run_id
 from ..worker.pacing import Pacer
-from ..worker.settings import add_settings, resolve
+from ..worker.settings import BY_NAME, resolve
+from . import workload
 
 PROGRESS_EVERY_S = 1.0
 
@@ -38,19 +43,23 @@ def run_worker(
     duration_s: float,
     batch_bytes: int,
     encoder: str | None,
+    workload_name: str,
     progress: Any,
 ) -> dict[str, Any]:
-    """Generate paced batches for ``duration_s``; returns this worker's figures."""
-    backend = select_backend(encoder)  # type: ignore[arg-type]
-    gen = make_generator(run_id, worker_id, backend=backend)
+    """Generate paced batches of ``workload_name``'s rows for ``duration_s``; returns
+    this worker's figures, and the first row it made (``first_row``, NDJSON text)."""
+    gen, backend = workload.make_generator(run_id, worker_id, encoder, workload_name)
     n_rows = rows_per_batch(gen, batch_bytes, time.time_ns() // 1000)
     pacer = Pacer(rate_bps)
     rows = nbytes = 0
+    first_row: bytes | None = None
     cpu0 = time.process_time()
     start = last_report = time.monotonic()
     deadline = start + duration_s
     while True:
         batch = gen.next_batch(n_rows, time.time_ns() // 1000)
+        if first_row is None:
+            first_row = bytes(batch[: batch.index(b"\n")])
         pacer.acquire(len(batch))
         now = time.monotonic()
         if now >= deadline:
@@ -74,11 +83,12 @@ def run_worker(
         "cpu_s_per_gb": cpu_s_per_gb(cpu, nbytes),
         "peak_rss_mib": round(peak_rss_mib(), 1),
         "avg_row_bytes": round(nbytes / rows, 1) if rows else None,
+        "first_row": first_row.decode() if first_row is not None else None,
     }
 
 
 #: run_worker's arguments but the progress queue.
-ChildArgs = tuple[int, str, float, float, int, "str | None"]
+ChildArgs = tuple[int, str, float, float, int, "str | None", str]
 
 
 def _child(args: ChildArgs, progress: Any, results: Any) -> None:
@@ -101,24 +111,18 @@ SUMMARY_COLUMNS = [
     ("CPU %", "cpu_pct", "{:.1f}"),
     ("CPU s/GB", "cpu_s_per_gb", "{:.3f}"),
     ("peak RSS MiB", "peak_rss_mib", "{:.1f}"),
+    ("B/row", "avg_row_bytes", "{:.1f}"),
 ]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     ctx = mp.get_context("spawn")  # never fork: the Snowpipe SDK starts threads
     progress, results = ctx.Queue(), ctx.Queue()
-    rate = args.target_bps
+    a = args
+    common = (a.target_bps, a.duration_seconds, a.batch_bytes, a.encoder, a.workload_arg)
     procs = [
-        ctx.Process(
-            target=_child,
-            args=(
-                (w, args.run_id, rate, args.duration_seconds, args.batch_bytes, args.encoder),
-                progress,
-                results,
-            ),
-            daemon=True,
-        )
-        for w in range(args.worker_offset, args.worker_offset + args.workers)
+        ctx.Process(target=_child, args=((w, a.run_id, *common), progress, results), daemon=True)
+        for w in range(a.worker_offset, a.worker_offset + a.workers)
     ]
     for p in procs:
         p.start()
@@ -163,20 +167,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     seconds = max(r["seconds"] for r in done)
     nbytes = sum(r["bytes"] for r in done)
     cpu_s = sum(r["cpu_pct"] * r["seconds"] / 100 for r in done)
+    n_rows = sum(r["rows"] for r in done)
     total = {
         "worker_id": "total",
         "backend": ",".join(sorted({r["backend"] for r in done})),
-        "rows": sum(r["rows"] for r in done),
+        "rows": n_rows,
         "bytes": nbytes,
         "seconds": seconds,
         "mb_per_s": round(nbytes / seconds / MB, 2),
-        "rows_per_s": round(sum(r["rows"] for r in done) / seconds),
+        "rows_per_s": round(n_rows / seconds),
         "cpu_pct": round(100 * cpu_s / seconds, 1),
         "cpu_s_per_gb": cpu_s_per_gb(cpu_s, nbytes),
         "peak_rss_mib": max(r["peak_rss_mib"] for r in done),
+        "avg_row_bytes": round(nbytes / n_rows, 1) if n_rows else None,
     }
     return {
         "run_id": args.run_id,
+        "workload": args.workload,
+        "mean_row_bytes": total["avg_row_bytes"],
         "target_mb_per_s": round(args.target_bps * args.workers / MB, 3),
         "workers": done,
         "total": total,
@@ -188,14 +196,15 @@ SHARED_SETTINGS = ("run_id", "target_bps", "duration_seconds", "batch_bytes", "e
 DESCRIPTION = (
     "Client-only benchmark: what generating and encoding the rows costs a worker, with no "
     "SDK, no server and no Snowflake. Spawns N worker processes; each generates NDJSON "
-    "batches at --target-bps for --duration-seconds and throws them away. Reports per "
-    "worker and in total MB/s, rows/s, CPU (% of a core and CPU-s per GB) and peak RSS."
+    "batches of a workload's rows (--workload, resort sales by default) at --target-bps "
+    "for --duration-seconds and throws them away. Reports per worker and in total MB/s, "
+    "rows/s, CPU (% of a core and CPU-s per GB), peak RSS and mean row bytes."
 )
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
-    add_settings(p, SHARED_SETTINGS)
+    add_flags(p, [*(BY_NAME[n] for n in SHARED_SETTINGS), workload.WORKLOAD_SETTING])
     p.add_argument(
         "--worker-offset", type=int, default=0, help="WORKER_ID of the first worker (default: 0)"
     )
@@ -211,6 +220,10 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.N
         except ValueError as e:
             p.error(str(e))
     args.run_id = args.run_id or default_run_id()
+    try:  # checked in full here: a bad workload is named before any process starts
+        args.workload, args.workload_arg = workload.checked(args.workload, os.environ)
+    except WorkloadArgError as e:
+        p.error(str(e))
     if args.workers < 1:
         p.error(f"--workers must be >= 1, got {args.workers}")
     if not args.target_bps > 0:
@@ -229,10 +242,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     args = _checked(args.parser, args)
     print(
         f"benchmark: {args.workers} worker(s) x {args.target_bps / MB:g} MB/s, "
-        f"{args.duration_seconds:g} s, run id {args.run_id}",
+        f"{args.duration_seconds:g} s, workload {args.workload}, run id {args.run_id}",
         file=sys.stderr,
     )
     result = run(args)
+    mean = result["mean_row_bytes"]
+    print(f"workload {result['workload']}: mean row " + (f"{mean:.1f} bytes" if mean else "-"))
     print(text_table.render(SUMMARY_COLUMNS, result["workers"], result["total"]))
     if args.json:
         print(json.dumps(result))
