@@ -5,6 +5,8 @@
 #   deploy/run_job.sh RUN_ID --scenario FILE [--workers N] [options]
 #   deploy/run_job.sh RUN_ID --target-bps X --duration-seconds D --workers N [options]
 #   deploy/run_job.sh step-1 --scenario step --workers 455 --dry-run
+#   deploy/run_job.sh iot-1 --workload my-rows.yaml --target-bps 20e6 --duration-seconds 60 \
+#       --workers 2 --dry-run
 #   deploy/run_job.sh ref-15 --target-bps 92e6 --duration-seconds 60 --workers 1 --dry-run
 #
 # Required:
@@ -12,8 +14,9 @@
 #   --scenario FILE         a scenario file (docs/SCENARIOS.md) or a shipped scenario's
 #                           name (smoke, reference, step, spike, soak): every pod follows
 #                           its stages on one wall-clock schedule from an agreed start;
-#                           --workers, --channels and --max-inflight-bytes override its
-#                           keys. Needs the elastic_channels package here (pip install .)
+#                           --workers, --channels, --max-inflight-bytes and --workload
+#                           override its keys. Needs the elastic_channels package here
+#                           (pip install .)
 #   or, for one constant rate:
 #   --target-bps X          per-worker target rate in bytes/s: 92000000, 92e6 or 9.2e7
 #   --duration-seconds D    how long each worker sends
@@ -22,6 +25,15 @@
 #                           AWS_ACCOUNT_ID (its ECR registry): what build_and_push.sh pushed
 #   --account, --user, --database   [SNOWFLAKE_ACCOUNT, SNOWFLAKE_USER, SNOWFLAKE_DATABASE]
 # Options:
+#   --workload NAME|FILE    the rows: a shipped workload's name (resort-sales,
+#                           iot-telemetry, clickstream, wide-events; the image has them)
+#                           or a workload file here (docs/WORKLOADS.md) [WORKLOAD, without
+#                           --scenario; resort-sales]. A file is checked here, its text
+#                           goes in the ConfigMap (key workload.yaml), mounted read-only
+#                           in the pods at /etc/elastic-channels/workload.yaml. The pipe
+#                           is the workload's unless --pipe names one. Create its table
+#                           first: elastic-channels setup --workload NAME|FILE. Needs the
+#                           elastic_channels package here (pip install .)
 #   --start-delay-seconds S with --scenario: the pods' agreed start is this long after
 #                           rendering, up to a window boundary [120]: time to schedule
 #                           the pods and pull the image; a pod that opens its channel
@@ -29,7 +41,7 @@
 #   --image IMAGE           full image reference [IMAGE]
 #   --namespace NS          [K8S_NAMESPACE; default]
 #   --schema S              [SNOWFLAKE_SCHEMA; PUBLIC]
-#   --pipe P                [SNOWFLAKE_PIPE; RESORT_SALES_PIPE]
+#   --pipe P                [SNOWFLAKE_PIPE; the workload's pipe, RESORT_SALES_PIPE]
 #   --role R                [SNOWFLAKE_ROLE; the user's default role when empty]
 #   SNOWFLAKE_HOST, SNOWFLAKE_PORT   only to override the account URL the workers derive
 #                           from the account (ACCOUNT.snowflakecomputing.com:443)
@@ -60,6 +72,10 @@ set -euo pipefail
 help_if_asked "$@"
 load_env
 TEMPLATES="$DEPLOY_DIR/templates"
+# render (lib/common.sh) puts values into the templates with ${text//pattern/value}; from
+# bash 5.2 on, an & or a backslash in such a value would be taken as a pattern reference
+# or an escape. The values are text: a workload file or a scenario may hold both.
+shopt -u patsub_replacement 2>/dev/null || true
 
 RUN_ID=""
 TARGET_BPS=""
@@ -72,7 +88,7 @@ SNOWFLAKE_USER=${SNOWFLAKE_USER:-}
 SNOWFLAKE_ROLE=${SNOWFLAKE_ROLE:-}
 SNOWFLAKE_DATABASE=${SNOWFLAKE_DATABASE:-}
 SNOWFLAKE_SCHEMA=${SNOWFLAKE_SCHEMA:-PUBLIC}
-SNOWFLAKE_PIPE=${SNOWFLAKE_PIPE:-RESORT_SALES_PIPE}
+SNOWFLAKE_PIPE=${SNOWFLAKE_PIPE:-} # the workload's pipe when not named
 SECRET_NAME=${K8S_SECRET:-snowflake-key}
 SECRET_KEY=rsa_key.p8
 SDK_PROPERTIES_FILE="$DEPLOY_DIR/sdk-properties.json"
@@ -86,6 +102,8 @@ WAIT=0
 SCENARIO=""
 START_DELAY_SECONDS=120
 CHANNELS_GIVEN=0
+WORKLOAD_OPTION=""
+WORKLOAD_OPTION_GIVEN=0
 
 while [ $# -gt 0 ]; do
     opt=$1
@@ -95,7 +113,7 @@ while [ $# -gt 0 ]; do
         --target-bps | --duration-seconds | --workers | --image | --namespace | --account | \
             --user | --role | --database | --schema | --pipe | --secret | --secret-key | \
             --sdk-properties | --arch | --log-level | --channels | --max-inflight-bytes | \
-            --memory-mib | --scenario | --start-delay-seconds)
+            --memory-mib | --scenario | --start-delay-seconds | --workload)
             take_value "$@"
             val=$2
             shift
@@ -121,6 +139,7 @@ while [ $# -gt 0 ]; do
                 --memory-mib) MEMORY_MIB=$val MEMORY_GIVEN=1 ;;
                 --scenario) SCENARIO=$val ;;
                 --start-delay-seconds) START_DELAY_SECONDS=$val ;;
+                --workload) WORKLOAD_OPTION=$val WORKLOAD_OPTION_GIVEN=1 ;;
             esac
             ;;
         --*) die "unknown option '$opt' (see --help)" ;;
@@ -164,6 +183,23 @@ if [ -n "$MAX_INFLIGHT_BYTES" ]; then
 fi
 # shellcheck disable=SC2034 # read by render through ${!name}
 SCENARIO_DATA_LINE="  # no --scenario: one constant rate, --target-bps for --duration-seconds"
+# The workload: --workload, else (without --scenario, whose key it is) WORKLOAD.
+[ "$WORKLOAD_OPTION_GIVEN" = 0 ] || [ -n "$WORKLOAD_OPTION" ] ||
+    die "--workload needs a shipped workload's name or a workload file"
+WORKLOAD_WHERE=--workload
+if [ "$WORKLOAD_OPTION_GIVEN" = 0 ] && [ -z "$SCENARIO" ] && [ -n "${WORKLOAD:-}" ]; then
+    WORKLOAD_OPTION=$WORKLOAD WORKLOAD_WHERE=WORKLOAD
+fi
+# What k8s_workload (or k8s_scenario) sets for a workload: the worker's --workload lines,
+# the workload's pipe, the ConfigMap's workload.yaml line, where the Job mounts it, and
+# the workload as given.
+WORKLOAD_ARGS=""
+WORKLOAD_PIPE=""
+# shellcheck disable=SC2034 # read by render through ${!name}
+WORKLOAD_DATA_LINE="  # no workload given: the workers send resort-sales rows"
+WORKLOAD_SOURCE=""
+WORKLOAD_MOUNT_DIR=""
+WORKLOAD_KEY=""
 if [ -n "$SCENARIO" ]; then
     [ -z "$TARGET_BPS$DURATION_SECONDS" ] ||
         die "--scenario sets the rate and the duration (its stages): leave out --target-bps and --duration-seconds, or edit a copy of the scenario (elastic-channels run $SCENARIO --print-scenario writes one)"
@@ -174,14 +210,23 @@ if [ -n "$SCENARIO" ]; then
     [ -z "$WORKERS" ] || overrides+=(--workers "$WORKERS")
     [ "$CHANNELS_GIVEN" = 0 ] || overrides+=(--channels "$CHANNELS")
     [ -z "$MAX_INFLIGHT_BYTES" ] || overrides+=(--max-inflight-bytes "$MAX_INFLIGHT_BYTES")
+    [ -z "$WORKLOAD_OPTION" ] || overrides+=(--workload "$WORKLOAD_OPTION")
     # Prints NAME='value' lines (shlex-quoted) or, on a bad scenario, says why on stderr.
     assignments=$(python3 -m elastic_channels.fleet.k8s_scenario "$SCENARIO" "${overrides[@]}") ||
-        die "--scenario '$SCENARIO' cannot be used (see above)"
+        die "--scenario '$SCENARIO'${WORKLOAD_OPTION:+" with --workload '$WORKLOAD_OPTION'"} cannot be used (see above)"
     eval "$assignments"
     WORKERS=$SCENARIO_WORKERS
     TARGET_BPS=$SCENARIO_TARGET_BPS
     DURATION_SECONDS=$SCENARIO_DURATION_SECONDS
+elif [ -n "$WORKLOAD_OPTION" ]; then
+    command -v python3 >/dev/null || die "$WORKLOAD_WHERE needs python3 with the elastic_channels package (pip install .)"
+    # Prints NAME='value' lines (shlex-quoted) or, on a bad workload, says why on stderr.
+    assignments=$(python3 -m elastic_channels.fleet.k8s_workload "$WORKLOAD_OPTION" --where="$WORKLOAD_WHERE") ||
+        die "$WORKLOAD_WHERE '$WORKLOAD_OPTION' cannot be used (see above)"
+    eval "$assignments"
 fi
+[ -n "$WORKLOAD_PIPE" ] || WORKLOAD_PIPE=RESORT_SALES_PIPE # no workload given: resort-sales
+[ -n "$SNOWFLAKE_PIPE" ] || SNOWFLAKE_PIPE=$WORKLOAD_PIPE
 [ -n "$TARGET_BPS" ] || die "--target-bps is required (bytes per second per worker), or --scenario"
 TARGET_BPS=$(whole_number --target-bps "$TARGET_BPS")
 positive_int --target-bps "$TARGET_BPS"
@@ -236,11 +281,35 @@ if [ -n "$SCENARIO" ]; then
 else
     [ "$CHANNELS" = 1 ] || add_arg --channels "$CHANNELS"
     [ -z "$MAX_INFLIGHT_BYTES" ] || add_arg --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
+    WORKER_TUNING_ARGS+=$WORKLOAD_ARGS
+fi
+# A workload file: the ConfigMap's key mounted read-only where the pods' --workload reads
+# it. Both are read by render through ${!name}.
+# shellcheck disable=SC2034
+WORKLOAD_MOUNT_LINES="            # no workload file to mount"
+# shellcheck disable=SC2034
+WORKLOAD_VOLUME_LINES="        # no workload file to mount"
+if [ -n "$WORKLOAD_MOUNT_DIR" ]; then
+    [[ $WORKLOAD_MOUNT_DIR =~ ^/[A-Za-z0-9/._-]+$ && $WORKLOAD_KEY =~ ^[A-Za-z0-9._-]+$ ]] ||
+        die "unexpected workload mount '$WORKLOAD_MOUNT_DIR' '$WORKLOAD_KEY'"
+    # shellcheck disable=SC2034
+    WORKLOAD_MOUNT_LINES="            - name: workload
+              mountPath: $WORKLOAD_MOUNT_DIR
+              readOnly: true"
+    # shellcheck disable=SC2034
+    WORKLOAD_VOLUME_LINES="        - name: workload
+          configMap:
+            name: $JOB_NAME
+            items:
+              - key: $WORKLOAD_KEY
+                path: $WORKLOAD_KEY
+            defaultMode: 0444"
 fi
 NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
     ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT
     SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
-    SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB SCENARIO_DATA_LINE)
+    SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB SCENARIO_DATA_LINE
+    WORKLOAD_DATA_LINE WORKLOAD_MOUNT_LINES WORKLOAD_VOLUME_LINES)
 manifests() {
     render "$TEMPLATES/configmap.yaml" "${NAMES[@]}"
     echo "---"
@@ -264,6 +333,8 @@ if kubectl get job "$JOB_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1; then
 fi
 manifests | kubectl apply --namespace "$NAMESPACE" -f -
 echo "run_job: started $WORKERS workers as job/$JOB_NAME in namespace $NAMESPACE" >&2
+[ -z "$WORKLOAD_SOURCE" ] ||
+    echo "run_job: workload $WORKLOAD_SOURCE, to pipe $SNOWFLAKE_PIPE (made by: elastic-channels setup --workload $WORKLOAD_SOURCE)" >&2
 echo "run_job: follow: kubectl logs -n $NAMESPACE -l elastic-channels/run-id=$RUN_ID -f --prefix --max-log-requests $((WORKERS + 5))" >&2
 if [ "$WAIT" = 1 ]; then
     kubectl wait --namespace "$NAMESPACE" --for=condition=complete "job/$JOB_NAME" \

@@ -1,6 +1,7 @@
 """Running ``deploy/run_job.sh`` in tests with a clean environment (no setting leaks in
 from the caller's environment or a developer's .env: tests/deploy/test_run_job_settings.py
-tests where settings come from)."""
+tests where settings come from). Only PYTHONPATH passes through, so that the script's
+``python3 -m elastic_channels...`` finds the package the tests import."""
 
 from __future__ import annotations
 
@@ -17,11 +18,26 @@ IMAGE = "registry.example/team/elastic-native:0.1.0"
 REQUIRED = ["--image", IMAGE, "--account", "ORG-ACCT", "--user", "INGEST", "--database", "DEMO"]
 
 
-def run_job(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
+def run_job(
+    *args: str,
+    path: str | None = None,
+    cwd: str | Path | None = None,
+    settings: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
+    """``run_job.sh args`` in a clean environment; ``path`` replaces PATH, ``cwd`` is where
+    it runs (relative paths are from there), ``settings`` are added to the environment."""
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), "LANG": "C.UTF-8"}
     env["ENV_FILE"] = os.devnull
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     if path is not None:
         env["PATH"] = path
+    env.update(settings or {})
     return subprocess.run(
-        [str(BASH), str(RUN_JOB), *args], capture_output=True, text=True, env=env, timeout=60
+        [str(BASH), str(RUN_JOB), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=cwd,
     )

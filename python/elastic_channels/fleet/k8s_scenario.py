@@ -12,11 +12,15 @@ that ``run_job.sh`` evaluates:
   stages, warmup, scenario name and hash, channels, batch and in-flight bytes, window,
   SDK properties, and ``--start-at``);
 - ``SCENARIO_DATA_LINE``: the ConfigMap's ``scenario.yaml`` key, the resolved scenario
-  the pods follow (readable with ``kubectl get configmap``).
+  the pods follow (readable with ``kubectl get configmap``);
+- the ``WORKLOAD_*`` variables of the scenario's workload (``k8s_workload``): a workload
+  file's text goes in the ConfigMap, mounted into the pods, and their ``--workload``
+  names the mounted file (``--workload NAME|FILE`` here overrides the scenario's key).
 
-Each value is one YAML double-quoted scalar, written as JSON with every ``$`` as
-``\u0024`` (YAML reads both forms), so no text of the file can end the scalar or look
-like one of the template's ``${...}`` placeholders.
+Each value is one YAML double-quoted scalar (:func:`yaml_scalar`), written as JSON with
+every ``$`` as ``\\u0024`` and every character beyond ASCII as a YAML escape, so no text
+of the file can end the scalar or look like one of the template's ``${...}``
+placeholders.
 
 Every pod gets the same ``--start-at``: the render time plus ``--start-delay-seconds``
 (time to schedule the pods and pull the image), up to a window boundary. A pod whose
@@ -34,6 +38,7 @@ import sys
 import time
 from typing import Any
 
+from ..landing_table import WorkloadArgError
 from ..scenario import (
     ScenarioError,
     find_scenario,
@@ -45,7 +50,7 @@ from ..scenario import (
     worker_flags,
 )
 
-__all__ = ["main", "render"]
+__all__ = ["arg_lines", "main", "render", "yaml_scalar"]
 
 #: Seconds from rendering to the agreed start, unless given: a few hundred pods need a
 #: minute or two to be scheduled, pull the image and open their channels.
@@ -61,20 +66,41 @@ def render(
     now = time.time() if now is None else now
     start_at = math.ceil((now + start_delay_s) / window) * window
     args = [*worker_flags(s), "--start-at", f"{start_at:.3f}"]
-    lines = "".join(f"\n            - {_scalar(a)}" for a in args)
+    # k8s_workload quotes with this module's helpers, hence imported here, not at the top.
+    from .k8s_workload import workload_values
+
+    workload = workload_values(s.workload, "workload")
+    for i in range(0, len(args), 2):  # flag, value pairs: a file is read where it is mounted
+        if args[i] == "--workload":
+            args[i + 1] = workload["WORKLOAD_ARG"]
     return {
         "SCENARIO_WORKERS": str(s.workers),
         "SCENARIO_TARGET_BPS": str(max(1, round(stages_bps(s)[0]["from_bps"]))),
         "SCENARIO_DURATION_SECONDS": str(max(1, math.ceil(run_seconds(s)))),
         "SCENARIO_START_AT": f"{start_at:.3f}",
-        "SCENARIO_ARGS": lines,
-        "SCENARIO_DATA_LINE": f"  scenario.yaml: {_scalar(to_yaml(s))}",
+        "SCENARIO_ARGS": arg_lines(args),
+        "SCENARIO_DATA_LINE": f"  scenario.yaml: {yaml_scalar(to_yaml(s))}",
+        **workload,
     }
 
 
-def _scalar(text: str) -> str:
-    """``text`` as a YAML double-quoted scalar that holds no ``$``."""
-    return json.dumps(text).replace("$", "\\u0024")
+def yaml_scalar(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar of ASCII that holds no ``$``: JSON's
+    escapes, and YAML's ``\\u``/``\\U`` for every other character (YAML has no surrogate
+    pairs: libyaml and kubectl's go-yaml refuse JSON's ``\\ud83d\\ude00``)."""
+    return "".join(_ascii(c) for c in json.dumps(text, ensure_ascii=False))
+
+
+def _ascii(c: str) -> str:
+    n = ord(c)
+    if c == "$" or n >= 0x7F:
+        return f"\\u{n:04x}" if n <= 0xFFFF else f"\\U{n:08x}"
+    return c
+
+
+def arg_lines(args: list[str]) -> str:
+    """``args`` as lines of the worker container's ``args`` list, each line first."""
+    return "".join(f"\n            - {yaml_scalar(a)}" for a in args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, help="pods (overrides the scenario's workers)")
     p.add_argument("--channels", type=int, help="channels per pod (overrides the scenario)")
     p.add_argument("--max-inflight-bytes", type=int, help="(overrides the scenario)")
+    p.add_argument("--workload", help="a shipped workload or a workload file (overrides it)")
     p.add_argument(
         "--start-delay-seconds",
         type=float,
@@ -98,10 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--start-delay-seconds must be 0..86400, got {a.start_delay_seconds!r}")
     overrides = {
         "workers": a.workers, "channels": a.channels, "max_inflight_bytes": a.max_inflight_bytes,
+        "workload": a.workload,
     }  # fmt: skip
     try:
         values = render(a.scenario, overrides, a.start_delay_seconds)
-    except ScenarioError as e:
+    except (ScenarioError, WorkloadArgError) as e:
         print(f"--scenario: {e}", file=sys.stderr)
         return 2
     for name, value in values.items():
