@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator_support import sdk_available
+from emulator_support import query_emulator, sdk_available
 
+from elastic_channels.results.derive import stage_figures
 from elastic_channels.scenario import (
     find_scenario,
     from_data,
@@ -81,6 +82,16 @@ def test_step_follows_its_stages_after_a_marked_warmup(home: Path) -> None:
     assert [(x["stage"], x["target_bps"]) for x in summary["stages"]] == [
         (0, 1e6), (1, 2e6), (2, 3e6)
     ]  # fmt: skip
+    # the monitor's per-stage rows: the result file's per-stage figures, one row a stage
+    rows = query_emulator(home, "SELECT * FROM ELASTIC_K8S_METRICS_STAGES WHERE RUN_ID = "
+                          "'step-e2e' ORDER BY STAGE")  # fmt: skip
+    want = stage_figures(result)
+    assert [r["STAGE"] for r in rows] == [f["stage"] for f in want] == [0, 1, 2]
+    for r, f in zip(rows, want, strict=True):
+        assert r["TARGET_MB_PER_SEC"] == pytest.approx(f["target_mb_per_s"])
+        assert r["TARGET_MB_PER_SEC"] == pytest.approx(r["STAGE"] + 1, rel=0.01)
+        assert r["MB_PER_SEC"] == pytest.approx(f["mb_per_s"]) and r["WINDOWS"] == f["windows"]
+        assert r["ACK_LATENCY_P99_MS"] == pytest.approx(f["ack_p99_ms"])
 
 
 def scaled(name: str, home: Path) -> tuple[Path, int, bool]:

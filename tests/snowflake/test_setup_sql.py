@@ -129,7 +129,7 @@ def test_no_create_database_and_custom_names() -> None:
         "db", "sc", create_database=False, table="T1", pipe="P1", metrics_table="M1"
     )
     assert not any(s.startswith(("CREATE DATABASE", "CREATE SCHEMA")) for s in stmts)
-    assert set(_tables(stmts)) == {"DB.SC.T1", "DB.SC.M1"}
+    assert set(_tables(stmts)) == {"DB.SC.T1", "DB.SC.M1", "DB.SC.M1_STAGES"}
     assert any("PIPE IF NOT EXISTS DB.SC.P1\n  AS COPY INTO DB.SC.T1\n" in s for s in stmts)
 
 

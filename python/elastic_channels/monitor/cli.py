@@ -152,7 +152,8 @@ def _finish(monitor: Monitor, tries: int = 5) -> int:
         monitor.flush(final=True)
     print(
         f"monitor {monitor.run_id}: {monitor.rows_written} row(s) written, "
-        f"{monitor.garbage_lines} line(s) skipped, {monitor.other_run_lines} of other runs",
+        f"{monitor.stages.rows_written} per-stage row(s), {monitor.garbage_lines} line(s) "
+        f"skipped, {monitor.other_run_lines} of other runs",
         file=sys.stderr,
     )
     for sentence in monitor.tally.report():  # bad lines, refused rows, worker id clashes

@@ -76,18 +76,20 @@ class Intake:
         for record in late:
             self._add(record)
 
-    def take_summary(self, record: dict[str, Any], *, held: bool = False) -> None:
-        """A worker's summary line (``held``: read back from the table on a restart)."""
+    def take_summary(self, record: dict[str, Any], *, held: bool = False) -> bool:
+        """A worker's summary line (``held``: read back from the table on a restart);
+        True if it is new or changed, and not ``held``."""
         self._claim(record)
         who = reporter(record)
         if not self.summaries.take(record, held=held):
-            return  # seen again: nothing changes
+            return False  # seen again: nothing changes
         self.book.finish(who)
         if held:
-            return
+            return False
         last = self.book.last_line(who)
         if last is not None:  # its last window's row again, with the end state
             self.pending[_key(last)] = last
+        return True
 
     def load_held(self, held: list[dict[str, Any]]) -> None:
         """The run's rows the table holds (a restarted monitor): its windows and the

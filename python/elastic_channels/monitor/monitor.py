@@ -38,6 +38,7 @@ from .pruning import LATE_MARGIN_S
 from .records import LineError, parse
 from .sink import MetricsSink
 from .sql_client import SqlError
+from .stage_rows import StageBook
 from .tally import Tally
 from .visible import VisibleReader, wait_landed
 from .windows import Window
@@ -85,6 +86,8 @@ class Monitor:
         self.other_run_lines = 0
         self.rows_written = 0
         self.last_error: str | None = None
+        #: The run's per-stage fleet summary rows (see :mod:`.stage_rows`).
+        self.stages = StageBook()
 
     # --- input --------------------------------------------------------------------------
 
@@ -121,7 +124,8 @@ class Monitor:
             record = {**record, "pod_name": pod_name, "node_name": node_name}
         with self._lock:
             if record["type"] == "summary":
-                self.intake.take_summary(record)
+                if self.intake.take_summary(record):
+                    self.stages.due = True
             else:
                 self.intake.take_window(record)
         return True
@@ -159,6 +163,7 @@ class Monitor:
                 and now >= w.end + self.settle_s and self.reader.due(now)
             ]  # fmt: skip
             written = self._write(fleet, now)
+            written += self._write_stages(final=False)
             keep = {ws for _, ws in self.intake.pending}
             self.book.prune(now, self.prune_after_s, keep, self.reader.on)
             return written
@@ -182,7 +187,8 @@ class Monitor:
                     windows += self.book.archive.for_final(self.sink, self.run_id)
                 except SqlError as e:
                     self.last_error = f"reading back pruned windows: {e}"
-            return self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
+            written = self._write(sorted(windows, key=lambda w: w.window_start), now, final=True)
+            return written + self._write_stages(final=True)
 
     def _write(self, fleet: list[Window], now: float, final: bool = False) -> int:
         if not fleet and not self.intake.waiting():
@@ -208,11 +214,29 @@ class Monitor:
         self.intake.written(lines, done)
         for w in fleet:
             w.fleet_written, w.fleet_dirty = True, False
+        self.stages.due = self.stages.due or bool(fleet_rows)
         if self.on_fleet is not None:  # new and changed windows (not visible re-reads)
             for w, f in zip(fleet, fleet_dicts, strict=True):
                 if w.window_start in news and f is not None:
                     self.on_fleet(f)
         n = len(worker_rows) + len(fleet_rows) - len(refused)
+        self.rows_written += n
+        return n
+
+    def _write_stages(self, final: bool) -> int:
+        """The per-stage rows, when due: at the final flush, or once every worker has
+        ended and no line, summary or window waits to be written."""
+        ready = final or (
+            self.book.finished() and not self.intake.waiting()
+            and not self.book.due(float("inf"), 0)
+        )  # fmt: skip
+        assert self.run_id is not None or not self.stages.due
+        try:
+            n = self.stages.write(self.sink, self.run_id or "", ready=ready)
+        except SqlError as e:
+            self.last_error = f"writing the per-stage rows: {e}"
+            log.warning("monitor: %s, will retry", self.last_error)
+            return 0
         self.rows_written += n
         return n
 
@@ -249,7 +273,7 @@ class Monitor:
         return fleet_windows(self.sink, self.run_id) if self.run_id else []
 
     def pending(self) -> int:
-        return self.intake.waiting() + len(self.book.due(float("inf"), 0))
+        return self.intake.waiting() + len(self.book.due(float("inf"), 0)) + self.stages.failed
 
 
 def _what(row: dict[str, Any]) -> str:

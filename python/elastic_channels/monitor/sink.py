@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..model import METRICS_TABLE_NAME, TABLE_NAME
-from ..snowflake.ddl import METRICS_COLUMNS
+from ..snowflake.ddl import METRICS_COLUMNS, stages_table
 from .landing_reads import LandingReads, iso_utc
+from .merge_sql import merge_head
 from .rows import WRITTEN_COLUMNS
 from .sql_client import SqlClient, SqlError, SqlUnreachable, TypedNull
+from .stage_table import StageTable
 
 __all__ = ["MetricsSink", "RefusedRow", "SqlMetricsSink"]
 
@@ -108,6 +110,8 @@ class SqlMetricsSink(LandingReads):
         self.table = table
         LandingReads.__init__(self, client, landing_table)
         self._merge_head = self._merge_sql_head()
+        #: The per-stage table beside it (``<table>_STAGES``).
+        self.stages = StageTable(client, stages_table(table))
 
     # --- the table ----------------------------------------------------------------------
 
@@ -122,6 +126,7 @@ class SqlMetricsSink(LandingReads):
             pass
         else:
             self._add_missing_columns()
+            self.stages.ensure()
             return
         cols = ",\n".join(f'    "{n}" {t}' for n, t in METRICS_COLUMNS)
         try:
@@ -131,6 +136,7 @@ class SqlMetricsSink(LandingReads):
                 f"the metrics table {self.table} is missing and cannot be created ({e}); "
                 "run `elastic-channels setup` with a role that may create it"
             ) from None
+        self.stages.ensure()
 
     def _add_missing_columns(self) -> None:
         """A table made before a column existed (WORKER_STATE, IS_SUMMARY ...) gets it, as
@@ -154,12 +160,6 @@ class SqlMetricsSink(LandingReads):
     # --- writes ---------------------------------------------------------------------------
 
     def _merge_sql_head(self) -> str:
-        names = [n for n, _ in WRITTEN_COLUMNS]
-        source = ", ".join(
-            f"PARSE_JSON(V.{n}) AS {n}" if t == "VARIANT"
-            else f"CAST(V.{n} AS {t.split(' DEFAULT ')[0]}) AS {n}"
-            for n, t in WRITTEN_COLUMNS
-        )  # fmt: skip
         on = (  # rows written before IS_SUMMARY existed have it NULL: windows
             "T.RUN_ID = S.RUN_ID AND T.IS_FLEET = S.IS_FLEET AND "
             "COALESCE(T.WORKER_ID, -1) = COALESCE(S.WORKER_ID, -1) AND "
@@ -169,21 +169,14 @@ class SqlMetricsSink(LandingReads):
         )
         # A summary row's span (WINDOW_START) may move; a window row's stays the same.
         fixed = ("RUN_ID", "IS_FLEET", "WORKER_ID", "POD_NAME")
-        updates = ", ".join(f"{n} = S.{n}" for n in names if n not in fixed)
-        return (
-            f"MERGE INTO {self.table} AS T USING (SELECT {source} FROM (VALUES {{values}}) "
-            f"AS V({', '.join(names)})) AS S ON {on} "
-            f"WHEN MATCHED THEN UPDATE SET {updates}, UPDATED_AT = CURRENT_TIMESTAMP() "
-            f"WHEN NOT MATCHED THEN INSERT ({', '.join(names)}, UPDATED_AT) "
-            f"VALUES ({', '.join('S.' + n for n in names)}, CURRENT_TIMESTAMP())"
-        )
+        return merge_head(self.table, WRITTEN_COLUMNS, on, fixed)
 
     def upsert(self, rows: Sequence[dict[str, Any]]) -> list[RefusedRow]:
         """Insert or replace rows (one per key: the last of duplicates wins); the rows the
         target refused, set aside (SqlError: the target failed as a whole)."""
         unique = list({_key_of(r): r for r in rows}.values())
         names = [n for n, _ in WRITTEN_COLUMNS]
-        nulls = [TypedNull(_bind_type(t)) for _, t in WRITTEN_COLUMNS]
+        nulls = [TypedNull.of(t) for _, t in WRITTEN_COLUMNS]
         attempt = _Attempt()
         chunk: list[_Bound] = []
         for r in unique:
@@ -263,10 +256,3 @@ class SqlMetricsSink(LandingReads):
 def _bound_size(value: Any) -> int:
     """A bound value's bytes in the request's JSON, or more (its binding's wrapping)."""
     return 48 + (len(json.dumps(value)) if isinstance(value, str) else 32)
-
-
-def _bind_type(sf_type: str) -> str:
-    t = sf_type.upper()
-    if t.startswith("NUMBER"):
-        return "FIXED"
-    return {"FLOAT": "REAL", "BOOLEAN": "BOOLEAN"}.get(t, "TEXT")

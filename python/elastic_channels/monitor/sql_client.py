@@ -78,6 +78,14 @@ class TypedNull:
 
     kind: str = "TEXT"
 
+    @classmethod
+    def of(cls, sf_type: str) -> TypedNull:
+        """The NULL of a column of Snowflake type ``sf_type`` (``NUMBER(19,0)``...)."""
+        t = sf_type.upper()
+        if t.startswith("NUMBER"):
+            return cls("FIXED")
+        return cls({"FLOAT": "REAL", "BOOLEAN": "BOOLEAN"}.get(t, "TEXT"))
+
 
 def _binding(value: Any) -> dict[str, Any]:
     """A Python value as a SQL API binding (timestamps go as ISO text: CAST them)."""

@@ -152,6 +152,16 @@ class WindowBook:
             return None
         return worker.first_window, float(last["end"])
 
+    def finished(self) -> bool:
+        """Every reporter known has ended (its summary came), and at least as many
+        worker ids as expected are known."""
+        workers = self._workers
+        if not workers or not all(w.finished for w in workers.values()):
+            return False
+        return self.expected_workers is None or len({w[0] for w in workers}) >= (
+            self.expected_workers
+        )
+
     def expected(self, ws: float) -> set[int]:
         """The worker ids expected to report the window at ``ws``."""
         return {

@@ -34,12 +34,14 @@ __all__ = [
     "METRICS_COLUMNS",
     "METRICS_TABLE",
     "PIPE",
+    "STAGE_COLUMNS",
     "TABLE",
     "TABLE_FORMATS",
     "SetupError",
     "plain_identifier",
     "quote_column",
     "render",
+    "stages_table",
     "statements",
 ]
 
@@ -117,6 +119,52 @@ METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("INSERTED_AT", "TIMESTAMP_TZ DEFAULT CURRENT_TIMESTAMP()"),
     ("UPDATED_AT", "TIMESTAMP_TZ"),
 )
+
+#: One row per stage of a run's load shape, keyed by (RUN_ID, STAGE), in the table beside
+#: the metrics table (:func:`stages_table`): the monitor writes them once the run's
+#: workers have ended (and again if a late line changes a window), from the run's fleet
+#: windows, warmup's left out, by the same definitions as a local run's result file
+#: (``results/derive.py``): STAGE_START/END its first window's start and last window's
+#: end, SECONDS its windows' seconds, MB_PER_SEC and ROWS_PER_SEC appended over those
+#: seconds, ACKED_MB_PER_SEC acknowledged, TARGET_MB_PER_SEC the fleet's mean target,
+#: latencies off the windows' merged histograms (``*_HIST`` as in the metrics table),
+#: CPU_SECONDS the fleet's. RAW holds the figures as the result file spells them.
+STAGE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("RUN_ID", "VARCHAR"),
+    ("STAGE", "NUMBER(10,0)"),
+    ("STAGE_START", "TIMESTAMP_TZ"),
+    ("STAGE_END", "TIMESTAMP_TZ"),
+    ("SECONDS", "FLOAT"),
+    ("WINDOWS", "NUMBER(10,0)"),
+    ("WORKERS_REPORTING", "NUMBER(10,0)"),
+    ("TARGET_MB_PER_SEC", "FLOAT"),
+    ("MB_PER_SEC", "FLOAT"),
+    ("ACKED_MB_PER_SEC", "FLOAT"),
+    ("ROWS_PER_SEC", "FLOAT"),
+    ("ROWS_APPENDED", "NUMBER(19,0)"),
+    ("BYTES_APPENDED", "NUMBER(19,0)"),
+    ("ROWS_ACKED", "NUMBER(19,0)"),
+    ("ACK_LATENCY_P50_MS", "FLOAT"),
+    ("ACK_LATENCY_P99_MS", "FLOAT"),
+    ("ACK_LATENCY_MAX_MS", "FLOAT"),
+    ("ACK_LATENCY_HIST", "VARCHAR"),
+    ("BEHIND_SCHEDULE_P99_MS", "FLOAT"),
+    ("BEHIND_SCHEDULE_HIST", "VARCHAR"),
+    ("ERRORS", "NUMBER(19,0)"),
+    ("RESENT_BATCHES", "NUMBER(19,0)"),
+    ("SDK_RETRIES", "NUMBER(19,0)"),
+    ("CPU_SECONDS", "FLOAT"),
+    ("SCENARIO_NAME", "VARCHAR"),
+    ("SCENARIO_HASH", "VARCHAR"),
+    ("RAW", "VARIANT"),
+    ("UPDATED_AT", "TIMESTAMP_TZ"),
+)
+
+
+def stages_table(metrics_table: str) -> str:
+    """The per-stage table beside a metrics table: its name and ``_STAGES``."""
+    return f"{metrics_table}_STAGES"
+
 
 # Unquoted Snowflake identifiers: what the SDK's database/schema/pipe names are too.
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,254}")
@@ -207,6 +255,8 @@ def statements(
         "  MATCH_BY_COLUMN_NAME = CASE_SENSITIVE"
     )
     out.append(f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{mt} (\n{_column_list(METRICS_COLUMNS)}\n)")
+    st = _ident("metrics-table", stages_table(metrics_table))
+    out.append(f"CREATE TABLE IF NOT EXISTS {db}.{sc}.{st} (\n{_column_list(STAGE_COLUMNS)}\n)")
     # A metrics table made by an older setup gains the columns it lacks.
     out.extend(
         f'ALTER TABLE {db}.{sc}.{mt} ADD COLUMN IF NOT EXISTS "{name}" {sf_type}'
