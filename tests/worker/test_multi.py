@@ -164,3 +164,27 @@ def test_two_channels_through_the_sdk_land_every_row_once(tmp_path: Path) -> Non
     landed = result["landed"]
     assert landed["lost"] == 0 and landed["duplicates"] == 0
     assert landed["rows_landed"] == landed["rows_expected"] == summary["rows_sent"] > 0
+
+
+def test_channels_without_an_agreed_start_start_together_however_long_each_takes_to_open():
+    # Channel 1 takes 0.6 s longer to open than channel 0 (TLS, token, pipe info on a
+    # busy box): both still start the schedule at once, when the last one is open.
+    sessions: dict[int, _Session] = {}
+
+    def factory(cfg, epoch, mode):
+        if cfg.channel_index == 1:
+            time.sleep(0.6)
+        sessions[cfg.channel_index] = _Session(mode)
+        return sessions[cfg.channel_index]
+
+    cfg = load_config(
+        ["--account", "A", "--database", "D", "--schema", "S", "--run-id", "gate",
+         "--channels", "2", "--target-bps", "2e6", "--duration-seconds", "1",
+         "--window-seconds", "0.5", "--batch-bytes", "20000"],
+        {"HOSTNAME": "laptop"},
+    )  # fmt: skip
+    worker = MultiChannelWorker(cfg, out=io.StringIO(), session_factory=factory)
+    summary = worker.run()
+    starts = [worker.merger.summaries[c]["send_start"] for c in (0, 1)]
+    assert abs(starts[0] - starts[1]) < 0.3, starts
+    assert summary["unacked_rows"] == 0 and sorted(sessions) == [0, 1]

@@ -18,9 +18,12 @@ if TYPE_CHECKING:
 def run_worker(w: Worker) -> dict[str, Any]:
     cfg = w.cfg
     rows_per_batch = w.source.rows_per_batch()
+    gate = w.start_gate if cfg.start_at is None else None
     try:
         w.channel.open(lambda: w._stopping)
     except ConnectError as e:
+        if gate is not None:
+            gate.arrive()  # the other channels wait for no one that will never open
         print(f"worker {cfg.worker_id}: {e}", file=sys.stderr)
         summary = w.summary(0, error=str(e))
         w._emit(summary)
@@ -29,8 +32,14 @@ def run_worker(w: Worker) -> dict[str, Any]:
         # the run's agreed start: every worker sends together (nothing to meter before)
         time.sleep(min(0.2, max(0.0, cfg.start_at - time.time())))
     # The schedule runs on the wall clock from the run's agreed start (a worker that is
-    # late joins it where it stands), else from now; its warmup ends on a window boundary.
-    origin = cfg.start_at if cfg.start_at is not None else time.time()
+    # late joins it where it stands), else from when the worker's channels are all open
+    # (one channel: its own); its warmup ends on a window boundary.
+    origin = cfg.start_at
+    if gate is not None:
+        gate.arrive()
+        origin = gate.wait(lambda: w._stopping)
+    if origin is None:
+        origin = time.time()
     schedule = cfg.schedule().aligned(origin, cfg.window_s)
     w.meter = Meter(cfg.window_s, schedule=schedule, origin=origin)
     pacer = Pacer(

@@ -21,6 +21,7 @@ from ..measures import MB, cpu_s_per_gb
 from ..monitor import histogram
 from .config import WorkerConfig
 from .meter import ack_fields
+from .start_gate import StartGate
 from .worker import Worker, shortfall
 
 #: Channel c's first sequence number is c * CHANNEL_SEQ_STRIDE (2**48 rows apart).
@@ -172,6 +173,9 @@ class MultiChannelWorker:
             Worker(channel_config(cfg, c), out=_ChannelOut(self.merger, c), **kwargs)  # type: ignore[arg-type]
             for c in range(cfg.channels)
         ]
+        gate = StartGate(cfg.channels)  # one start for all, when none is agreed (start_gate.py)
+        for w in self.workers:
+            w.start_gate = gate
 
     @property
     def stuck_connect(self) -> bool:

@@ -24,6 +24,7 @@ from .ledger import Batch, Ledger
 from .loop import run_worker
 from .meter import Meter
 from .source import BatchSource
+from .start_gate import StartGate
 
 
 class Worker:
@@ -48,6 +49,9 @@ class Worker:
         #: run from the first batch to the last ack.
         self.append_cpu_s = 0.0
         self.loop_cpu_s = 0.0
+        #: Where the channels of a ``--channels N`` worker agree on one start (None: one
+        #: channel, it starts when it is open).
+        self.start_gate: StartGate | None = None
 
     @property
     def stuck_connect(self) -> bool:
