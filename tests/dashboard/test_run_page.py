@@ -105,6 +105,9 @@ def test_finished_run_shows_done(monkeypatch: pytest.MonkeyPatch, landed_copy: L
     workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
     states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
     assert states == {0: "done", 1: "done", 2: "failed"}
+    # a table written by hand, no monitor: no per-stage table, no "Per stage" section
+    assert not any("Stage" in d.value.columns for d in at.dataframe)
+    assert "Per stage" not in [h.value for h in at.subheader]
 
 
 def test_fleet_series_per_window(monkeypatch: pytest.MonkeyPatch, with_metrics: LandedRun) -> None:
@@ -165,6 +168,16 @@ def test_a_run_with_its_monitor_shows_what_the_monitor_wrote(
     assert metric(at, "Rows appended") == f"{rows:,}"
     assert metric(at, "Landed") == f"{run.rows_landed:,}"
     assert (metric(at, "Duplicates"), metric(at, "Lost")) == ("0", "0")
+    # the run's one stage (flags alone: one constant stage), as the monitor wrote it
+    stages = next(d.value for d in at.dataframe if "Stage" in d.value.columns)
+    ((stage, mb, target),) = sql(
+        run.data_dir,
+        "SELECT STAGE, MB_PER_SEC, TARGET_MB_PER_SEC FROM ELASTIC_K8S_METRICS_STAGES "
+        f"WHERE RUN_ID = '{run.run_id}'",
+    )
+    assert list(stages["Stage"]) == [stage] == [0]
+    assert list(stages["MB/s"]) == pytest.approx([mb]) and mb > 0
+    assert list(stages["Target MB/s"]) == pytest.approx([target])
 
 
 def test_a_worker_gone_quiet_without_errors_is_missing(

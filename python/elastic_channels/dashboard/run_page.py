@@ -13,6 +13,7 @@ from .refresh import RunState
 from .run_landed import METRIC_COLUMNS, show_landed
 from .run_progress import from_workers
 from .source import DataSource, NoData
+from .stages_view import show_stages
 
 __all__ = ["NO_METRICS", "main"]
 
@@ -214,6 +215,7 @@ def _body(src: DataSource) -> RunState | None:
     totals = _totals(src, run_id, cols, stale_s)
     landed = st.container()  # beside the totals, filled last (it scans the sales table)
     _series(src, run_id, cols, window)
+    show_stages(src, run_id)
     workers = _workers(src, run_id, cols, stale_s)
     state = from_workers(src, workers["STATE"])
     with landed:
