@@ -173,16 +173,7 @@ class Stats:
             self.files_landed += requests
             self.landing_seconds += seconds
             self.last_land_time = time.time()
-            state = self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))
-            state.rows_parsed += parsed
-            state.rows_inserted += inserted
-            state.rows_error_count += parsed - inserted
-            if errors:
-                state.last_error_message = errors[-1]
-                state.last_error_timestamp_ms = int(time.time() * 1000)
-                state.last_error_offset_upper_bound = offset_token
-            if offset_token is not None:
-                state.last_committed_offset_token = offset_token
+            self._channel_took(key, parsed, inserted, errors, offset_token)
 
     def dropped(
         self,
@@ -198,16 +189,32 @@ class Stats:
             self.rows_received += parsed
             self.rows_dropped += parsed - len(errors)
             self.rows_rejected += len(errors)
-            state = self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))
-            state.rows_parsed += parsed
-            state.rows_inserted += parsed - len(errors)
-            state.rows_error_count += len(errors)
-            if errors:
-                state.last_error_message = errors[-1]
-                state.last_error_timestamp_ms = int(time.time() * 1000)
-                state.last_error_offset_upper_bound = offset_token
-            if offset_token is not None:
-                state.last_committed_offset_token = offset_token
+            self._channel_took(key, parsed, parsed - len(errors), errors, offset_token)
+
+    def _channel_took(
+        self,
+        key: tuple[str, str, str, str],
+        parsed: int,
+        inserted: int,
+        errors: list[str],
+        offset_token: str | None,
+    ) -> None:
+        """Under the lock: channel ``key``'s status after a request of ``parsed`` rows,
+        ``inserted`` of them taken (landed or, by the drop sink, checked and dropped)."""
+        state = self._state(key)
+        state.rows_parsed += parsed
+        state.rows_inserted += inserted
+        state.rows_error_count += parsed - inserted
+        if errors:
+            state.last_error_message = errors[-1]
+            state.last_error_timestamp_ms = int(time.time() * 1000)
+            state.last_error_offset_upper_bound = offset_token
+        if offset_token is not None:
+            state.last_committed_offset_token = offset_token
+
+    def _state(self, key: tuple[str, str, str, str]) -> ChannelState:
+        """Under the lock: the channel's state, made if there is none (a dropped one as it is)."""
+        return self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))
 
     def kept_errors(self, key: tuple[str, str, str, str]) -> int:
         with self._lock:
@@ -216,8 +223,7 @@ class Stats:
 
     def keep_errors(self, key: tuple[str, str, str, str], n: int) -> None:
         with self._lock:
-            state = self.channels.get(key) or self.channels.setdefault(key, ChannelState(*key))
-            state.kept_errors += n
+            self._state(key).kept_errors += n
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
