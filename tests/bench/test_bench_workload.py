@@ -13,28 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from bench_support import ENCODERS
 
 from elastic_channels.workload import load_workload, shipped_names
-
-
-def _native_available() -> bool:
-    try:
-        import elastic_native  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-ENCODERS = [
-    pytest.param(
-        "native",
-        marks=pytest.mark.skipif(
-            not _native_available() and os.environ.get("CI") != "true",
-            reason="elastic_native is not built",
-        ),
-    ),
-    "python",
-]
 
 #: A workload file of the test's own: every value of its row can be told in advance
 #: but the choice and the range.

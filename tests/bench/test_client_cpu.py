@@ -3,31 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
-
-
-def _native_available() -> bool:
-    try:
-        import elastic_native  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-ENCODERS = [
-    pytest.param(
-        "native",
-        marks=pytest.mark.skipif(
-            not _native_available() and os.environ.get("CI") != "true",
-            reason="elastic_native is not built",
-        ),
-    ),
-    "python",
-]
+from bench_support import ENCODERS
 
 
 def bench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
