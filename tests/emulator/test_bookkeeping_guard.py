@@ -16,12 +16,12 @@ import json
 
 import pytest
 from emulator_support import ROWS_PATH, EmulatorProcess
+from sql_api_support import run_setup_sql, sql_statement
 
 from elastic_channels.emulator.sql.api import handle_statement
 from elastic_channels.emulator.storage.store import Store
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
-from elastic_channels.snowflake import ddl as setup
 
 T_US = 1_700_000_000_000_000
 
@@ -78,23 +78,10 @@ READS = [
 @pytest.fixture(scope="module")
 def emu(tmp_path_factory):
     proc = EmulatorProcess(tmp_path_factory.mktemp("bookkeeping") / "emu").start()
-    for stmt in setup.statements("EMULATOR_DB", "PUBLIC"):  # setup's SQL still passes
-        status, reply = _statement(proc, stmt)
-        assert status == 200, (stmt.splitlines()[0], reply)
+    run_setup_sql(proc)  # setup's SQL still passes
     _append(proc, "before", 1000)
     yield proc
     assert proc.stop() == 0, proc.stderr()
-
-
-def _statement(emu, statement: str) -> tuple[int, dict]:
-    headers = {
-        "Authorization": f"Bearer {emu.keypair_jwt()}",
-        "X-Snowflake-Authorization-Token-Type": "KEYPAIR_JWT",
-        "Content-Type": "application/json",
-    }
-    body = json.dumps({"statement": statement, "timeout": 30}).encode()
-    status, _, reply = emu.request("POST", "/api/v2/statements", body, headers)
-    return status, json.loads(reply)
 
 
 def _control_query(emu, sql: str) -> tuple[int, bytes]:
@@ -132,7 +119,7 @@ def _state(emu) -> dict:
 @pytest.mark.parametrize(("statement", "name"), OWN_WRITES + SNOWFLAKE_ONLY)
 def test_the_sql_api_refuses_every_write_of_the_emulators_relations(emu, statement, name):
     before = _state(emu)
-    status, reply = _statement(emu, statement)
+    status, reply = sql_statement(emu, statement)
     assert 400 <= status < 500, reply
     assert name in reply["message"], reply
     assert "data" not in reply and reply["sqlState"]
@@ -150,7 +137,7 @@ def test_the_control_query_refuses_them_naming_the_relation(emu, statement, name
 
 @pytest.mark.parametrize("sql", READS)
 def test_reads_of_them_stay_allowed(emu, sql):
-    status, reply = _statement(emu, sql)
+    status, reply = sql_statement(emu, sql)
     assert status == 200 and reply["data"], reply
     status, out = _control_query(emu, sql)
     assert status == 200 and out.strip(), out
@@ -158,7 +145,7 @@ def test_reads_of_them_stay_allowed(emu, sql):
 
 def test_after_every_attempt_rows_land_once_and_the_data_dir_restarts(emu):
     for statement, _ in OWN_WRITES + SNOWFLAKE_ONLY:
-        _statement(emu, statement)
+        sql_statement(emu, statement)
     _append(emu, "after", 300)
     count = "SELECT RUN_ID AS r, count(*) AS n FROM RESORT_SALES GROUP BY 1 ORDER BY 1"
     want = [{"r": "after", "n": 300}, {"r": "before", "n": 1000}]

@@ -6,7 +6,6 @@ lifetime cap)."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from emulator_support import EmulatorProcess
+from sql_api_support import sql_statement
 
 from elastic_channels.emulator.http.auth import public_key_fingerprint
 
@@ -23,17 +23,6 @@ def emu(tmp_path_factory):
     proc = EmulatorProcess(tmp_path_factory.mktemp("round3") / "emu").start()
     yield proc
     assert proc.stop() == 0, proc.stderr()
-
-
-def _statement(emu, statement: str, token: str | None = None) -> tuple[int, dict]:
-    headers = {
-        "Authorization": f"Bearer {token or emu.keypair_jwt()}",
-        "X-Snowflake-Authorization-Token-Type": "KEYPAIR_JWT",
-        "Content-Type": "application/json",
-    }
-    body = json.dumps({"statement": statement, "timeout": 30}).encode()
-    status, _, reply = emu.request("POST", "/api/v2/statements", body, headers)
-    return status, json.loads(reply)
 
 
 UNTRANSLATABLE = [
@@ -48,17 +37,17 @@ UNTRANSLATABLE = [
 
 @pytest.mark.parametrize(("statement", "code", "reason"), UNTRANSLATABLE)
 def test_what_sqlglot_cannot_translate_is_400_with_a_plain_reason(emu, statement, code, reason):
-    status, reply = _statement(emu, statement)
+    status, reply = sql_statement(emu, statement)
     assert status == code, reply
     assert reason in reply["message"], reply
     for internal in ("sqlglot", "<class", "Traceback", "RecursionError", "emulator error"):
         assert internal not in reply["message"], reply
-    status, reply = _statement(emu, "SELECT 1 AS ONE")  # and the emulator goes on
+    status, reply = sql_statement(emu, "SELECT 1 AS ONE")  # and the emulator goes on
     assert status == 200 and reply["data"] == [["1"]]
 
 
 def test_a_statement_that_does_not_tokenize_is_a_compilation_error(emu):
-    status, reply = _statement(emu, "SELECT $$never closed")
+    status, reply = sql_statement(emu, "SELECT $$never closed")
     assert status == 422 and reply["code"] == "001003", reply
     assert "SQL compilation error" in reply["message"]
 
@@ -93,7 +82,7 @@ BAD_TIMES = [
 
 @pytest.mark.parametrize(("claims", "why"), BAD_TIMES)
 def test_a_jwt_whose_times_are_not_whole_numbers_is_refused(emu, claims, why):
-    status, reply = _statement(emu, "SELECT 1", token=_jwt(emu, **claims(int(time.time()))))
+    status, reply = sql_statement(emu, "SELECT 1", token=_jwt(emu, **claims(int(time.time()))))
     assert status == 401, reply
     assert why in reply["message"], reply
 
@@ -102,5 +91,5 @@ def test_whole_number_times_in_seconds_or_milliseconds_pass(emu):
     now = int(time.time())
     for claims in ({"iat": now, "exp": now + 600}, {"iat": now * 1000, "exp": (now + 600) * 1000},
                    {"iat": float(now), "exp": float(now + 600)}):  # fmt: skip
-        status, reply = _statement(emu, "SELECT 1", token=_jwt(emu, **claims))
+        status, reply = sql_statement(emu, "SELECT 1", token=_jwt(emu, **claims))
         assert status == 200, (claims, reply)

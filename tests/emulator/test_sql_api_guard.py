@@ -5,15 +5,13 @@ monitor and ``setup`` send still works."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from emulator_support import ROWS_PATH, EmulatorProcess
+from sql_api_support import run_setup_sql, sql_statement
 
 from elastic_channels.monitor import rows as metric_rows
 from elastic_channels.monitor.target import emulator_sink
 from elastic_channels.rows import ResortGenerator
-from elastic_channels.snowflake import ddl as setup
 
 LANDED = 5
 
@@ -25,25 +23,12 @@ def emu(tmp_path_factory):
     assert proc.stop() == 0, proc.stderr()
 
 
-def _statement(emu, statement: str) -> tuple[int, dict]:
-    headers = {
-        "Authorization": f"Bearer {emu.keypair_jwt()}",
-        "X-Snowflake-Authorization-Token-Type": "KEYPAIR_JWT",
-        "Content-Type": "application/json",
-    }
-    body = json.dumps({"statement": statement, "timeout": 30}).encode()
-    status, _, reply = emu.request("POST", "/api/v2/statements", body, headers)
-    return status, json.loads(reply)
-
-
 @pytest.fixture(scope="module")
 def ready(emu):
     """Setup's SQL run through the API, a metrics row and a few landed sales: what a
     statement that got through would change."""
-    for stmt in setup.statements("EMULATOR_DB", "PUBLIC"):
-        status, reply = _statement(emu, stmt)
-        assert status == 200, (stmt.splitlines()[0], reply)
-    status, reply = _statement(emu, "INSERT INTO ELASTIC_K8S_METRICS (RUN_ID) VALUES ('x')")
+    run_setup_sql(emu)
+    status, reply = sql_statement(emu, "INSERT INTO ELASTIC_K8S_METRICS (RUN_ID) VALUES ('x')")
     assert status == 200, reply
     token = emu.scoped_token()
     body = ResortGenerator("sqlapi", 0).next_batch(LANDED, 1_700_000_000_000_000)
@@ -148,7 +133,7 @@ HOSTILE = [
 def test_a_statement_cannot_touch_a_file_or_the_bookkeeping(emu, ready, template, code, words):
     before = _state(emu, ready)
     statement = template.format(**ready)
-    status, reply = _statement(emu, statement)
+    status, reply = sql_statement(emu, statement)
     assert status == 422, reply
     assert reply["code"] == code and words in reply["message"], reply
     assert reply["sqlState"] and reply["statementHandle"]
@@ -176,7 +161,7 @@ def test_a_statement_cannot_touch_a_file_or_the_bookkeeping(emu, ready, template
     ],
 )
 def test_reads_and_writes_of_the_tables_still_work(emu, ready, statement):
-    status, reply = _statement(emu, statement)
+    status, reply = sql_statement(emu, statement)
     assert status == 200, reply
 
 

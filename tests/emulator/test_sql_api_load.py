@@ -16,6 +16,7 @@ from concurrent.futures import Future
 
 import pytest
 from emulator_support import ROWS_PATH, EmulatorProcess
+from sql_api_support import sql_statement
 
 from elastic_channels.emulator.sql.errors import SqlApiError
 from elastic_channels.emulator.sql.pool import StatementPool
@@ -40,15 +41,9 @@ def emu(tmp_path_factory):
 
 
 def _statement(emu, statement: str, timeout=30, query: str = "", **fields) -> tuple[int, dict]:
-    headers = {
-        "Authorization": f"Bearer {emu.jwt}",
-        "X-Snowflake-Authorization-Token-Type": "KEYPAIR_JWT",
-        "Content-Type": "application/json",
-    }
-    body = json.dumps({"statement": statement, "timeout": timeout, **fields}).encode()
-    status, _, reply = emu.request("POST", "/api/v2/statements" + query, body, headers,
-                                   timeout=120)  # fmt: skip
-    return status, json.loads(reply)
+    return sql_statement(
+        emu, statement, emu.jwt, timeout=timeout, query=query, request_timeout=120, **fields
+    )
 
 
 def _append(emu, run_id: str, rows: int) -> float:
