@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import closing
 
 import pyarrow.parquet as pq
 import pytest
 import zstandard
+from landing_support import KEY, T_US, running_lander, work_dir
+from landing_support import count_rows as _count
 
 pytest.importorskip("pyiceberg")
 
@@ -21,31 +24,18 @@ from elastic_channels.emulator.storage.store import Store, StoreError
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 
-KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
-T_US = 1_700_000_000_000_000
-
 
 def _open(tmp_path, **kwargs) -> IcebergStore:
-    work = tmp_path / "spool-work"
-    work.mkdir(parents=True, exist_ok=True)
     return IcebergStore(
-        tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, work_dir=work, **kwargs
-    )
+        tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, work_dir=work_dir(tmp_path),
+        **kwargs,
+    )  # fmt: skip
 
 
 @pytest.fixture
 def parts(tmp_path, parse):
-    store = _open(tmp_path, compact=False, parse=parse)
-    stats = Stats()
-    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
-    lander.start()
-    yield store, stats, lander
-    lander.stop(10)
-    store.close()
-
-
-def _count(store, where="TRUE"):
-    return store.query(f"SELECT count(*) FROM RESORT_SALES WHERE {where}")[1][0][0]
+    with running_lander(tmp_path, _open(tmp_path, compact=False, parse=parse)) as parts:
+        yield parts
 
 
 def test_an_empty_table_is_queryable_with_its_types(tmp_path):
@@ -138,10 +128,8 @@ def test_restart_reads_the_same_table_and_refuses_the_other_format(tmp_path):
         Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1)
     # Offline (read-only) queries read the Iceberg files through the persisted view.
     offline = Store(tmp_path / "db.duckdb", "RESORT_SALES", COLUMNS, threads=1, read_only=True)
-    try:
+    with closing(offline):
         assert _count(offline) == 100
-    finally:
-        offline.close()
 
 
 def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch):
@@ -178,11 +166,8 @@ def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch
         lander.stop(10)
         store.close()
     assert len(list(data.glob("*"))) == 1, "at stop, files no snapshot refers to are deleted"
-    again = _open(tmp_path, compact=False)
-    try:
+    with closing(_open(tmp_path, compact=False)) as again:
         assert _count(again) == 1200
-    finally:
-        again.close()
 
 
 def test_the_background_compactor_merges_after_commits(tmp_path, monkeypatch):

@@ -7,6 +7,8 @@ import json
 
 import pytest
 import zstandard
+from landing_support import KEY, T_US, running_lander, work_dir
+from landing_support import count_rows as _count
 
 from elastic_channels.emulator.api.stats import Stats
 from elastic_channels.emulator.http.bodies import BadBody, BodyTooLarge, inflate
@@ -16,17 +18,13 @@ from elastic_channels.emulator.storage.store import Store, StoreError
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 
-KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
-T_US = 1_700_000_000_000_000
-
 
 def _zstd(data: bytes) -> bytes:
     return zstandard.ZstdCompressor().compress(data)
 
 
 def _store(tmp_path, parse=None, kind="files", columns=COLUMNS, **kwargs):
-    work = tmp_path / "spool-work"
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(tmp_path)
     if kind == "files":
         kwargs.setdefault("fsync", False)
     return (ParquetStore if kind == "files" else Store)(
@@ -37,17 +35,8 @@ def _store(tmp_path, parse=None, kind="files", columns=COLUMNS, **kwargs):
 
 @pytest.fixture
 def parts(tmp_path, parse, store_kind):
-    store = _store(tmp_path, parse, store_kind)
-    stats = Stats()
-    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
-    lander.start()
-    yield store, stats, lander
-    lander.stop(10)
-    store.close()
-
-
-def _count(store, where="TRUE"):
-    return store.query(f"SELECT count(*) FROM RESORT_SALES WHERE {where}")[1][0][0]
+    with running_lander(tmp_path, _store(tmp_path, parse, store_kind)) as parts:
+        yield parts
 
 
 def test_clean_requests_land_in_bulk_with_blank_lines(parts):

@@ -9,29 +9,20 @@ import time
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from landing_support import T_US, land_each
+from landing_support import work_dir as _work
 
-from elastic_channels.emulator.api.stats import Stats
 from elastic_channels.emulator.emulator import DB_FILE, _open_store_nicer
-from elastic_channels.emulator.landing.lander import Lander
 from elastic_channels.emulator.storage import parquet_compact
 from elastic_channels.emulator.storage.parquet_store import LegacyTableError, ParquetStore
 from elastic_channels.emulator.storage.store import FILES_DIR, Store, StoreError
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
 
-KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
-T_US = 1_700_000_000_000_000
 CHECKSUM = (
     "SELECT count(*), count(DISTINCT TXID), sum(AMOUNT), sum(QUANTITY), "
     "min(SALE_TIME), max(SALE_TIME) FROM RESORT_SALES"
 )
-
-
-def _work(tmp_path):
-    """The work dir the lander's SQL path writes to (beside ``spool``, as in serve)."""
-    work = tmp_path / "spool-work"
-    work.mkdir(parents=True, exist_ok=True)
-    return work
 
 
 def _open(tmp_path, **kwargs):
@@ -44,14 +35,7 @@ def _open(tmp_path, **kwargs):
 
 def _land(store, tmp_path, bodies, parse_name="run"):
     """Each body a request of its own, each request its own landing batch."""
-    lander = Lander(tmp_path / "spool", store, Stats(), fsync=False)
-    lander.start()
-    try:
-        for i, body in enumerate(bodies):
-            lander.put(KEY, f"{parse_name}-{i}", body, "identity", len(body))
-            assert lander.wait_idle(30)
-    finally:
-        lander.stop(10)
+    land_each(store, tmp_path, bodies, parse_name)
 
 
 def _registered(store):

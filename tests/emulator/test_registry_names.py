@@ -10,10 +10,10 @@ merge read another emulator's file into this table (32,000 foreign rows) and del
 from __future__ import annotations
 
 import pytest
+from landing_support import T_US, land_each
+from landing_support import work_dir as _work
 
-from elastic_channels.emulator.api.stats import Stats
 from elastic_channels.emulator.emulator import DB_FILE
-from elastic_channels.emulator.landing.lander import Lander
 from elastic_channels.emulator.storage import parquet_compact
 from elastic_channels.emulator.storage.parquet_files import check_file_name
 from elastic_channels.emulator.storage.parquet_registry import register_file
@@ -21,9 +21,6 @@ from elastic_channels.emulator.storage.parquet_store import ParquetStore
 from elastic_channels.emulator.storage.store import FILES_DIR, StoreError
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
-
-T_US = 1_700_000_000_000_000
-KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
 
 BAD_NAMES = [
     "../../other/files/land-0123.parquet",
@@ -39,26 +36,13 @@ BAD_NAMES = [
 ]
 
 
-def _work(data_dir):
-    work = data_dir / "spool-work"
-    work.mkdir(parents=True, exist_ok=True)
-    return work
-
-
 def _open(data_dir, **kwargs):
     return ParquetStore(data_dir / DB_FILE, "RESORT_SALES", COLUMNS, threads=1,
                         work_dir=_work(data_dir), fsync=False, **kwargs)  # fmt: skip
 
 
 def _land(store, data_dir, bodies):
-    lander = Lander(data_dir / "spool", store, Stats(), fsync=False)
-    lander.start()
-    try:
-        for i, body in enumerate(bodies):
-            lander.put(KEY, f"r-{i}", body, "identity", len(body))
-            assert lander.wait_idle(30)
-    finally:
-        lander.stop(10)
+    land_each(store, data_dir, bodies, "r")
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
