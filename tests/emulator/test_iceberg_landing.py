@@ -10,7 +10,7 @@ from contextlib import closing
 import pyarrow.parquet as pq
 import pytest
 import zstandard
-from landing_support import KEY, T_US, running_lander, work_dir
+from landing_support import KEY, T_US, mixed_body, put_each, running_lander, work_dir
 from landing_support import count_rows as _count
 
 pytest.importorskip("pyiceberg")
@@ -76,15 +76,7 @@ def test_each_landed_batch_is_one_iceberg_commit_recording_its_requests(parts):
 
 def test_bad_rows_are_rejected_as_on_the_native_table(parts, tmp_path):
     store, stats, lander = parts
-    good = ResortGenerator("mixed", 0).next_batch(50, T_US)
-    row = json.loads(good.splitlines()[0])
-    bad = [
-        {**row, "TXID": "x1", "SURPRISE": True},
-        {k: v for k, v in row.items() if k != "AMOUNT"},
-        {**row, "SALE_TIME": "not a time"},
-        {**row, "QUANTITY": 1e12},
-    ]
-    body = good + b"".join(json.dumps(b).encode() + b"\n" for b in bad)
+    body = mixed_body("mixed", 50, lambda row: [{**row, "QUANTITY": 1e12}])
     lander.put(KEY, "req-mixed", body, "identity", len(body))
     assert lander.wait_idle(30)
     assert _count(store, "RUN_ID = 'mixed'") == 50
@@ -136,16 +128,10 @@ def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch
     monkeypatch.setattr(iceberg_compact, "MIN_FILES", 4)
     monkeypatch.setattr(iceberg_compact, "GRACE_S", 3600.0)
     monkeypatch.setattr(iceberg_compact, "ROW_GROUP_ROWS", 500)
-    store = _open(tmp_path, compact=False)  # compacted by hand below
-    stats = Stats()
-    lander = Lander(tmp_path / "spool", store, stats, fsync=False)
-    lander.start()
     gen = ResortGenerator("small", 0)
-    try:
-        for i in range(6):
-            body = gen.next_batch(200, T_US)
-            lander.put(KEY, f"r{i}", body, "identity", len(body))
-            assert lander.wait_idle(30)
+    # compacted by hand below
+    with running_lander(tmp_path, _open(tmp_path, compact=False)) as (store, _stats, lander):
+        put_each(lander, (gen.next_batch(200, T_US) for _ in range(6)), "r")
         assert len(store.iceberg.data_files()) == 6
         before = sorted(store.query("SELECT TXID, AMOUNT, _COMMIT_TIME FROM RESORT_SALES")[1])
         assert store.compactor.compact_once()
@@ -162,9 +148,6 @@ def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch
         data = store.iceberg.warehouse / "PUBLIC" / "RESORT_SALES" / "data"
         assert len(list(data.glob("*"))) == 7, "replaced files wait out the grace period"
         assert not store.compactor.compact_once()  # nothing small enough left to merge
-    finally:
-        lander.stop(10)
-        store.close()
     assert len(list(data.glob("*"))) == 1, "at stop, files no snapshot refers to are deleted"
     with closing(_open(tmp_path, compact=False)) as again:
         assert _count(again) == 1200
@@ -172,15 +155,10 @@ def test_compaction_merges_small_files_and_keeps_every_row(tmp_path, monkeypatch
 
 def test_the_background_compactor_merges_after_commits(tmp_path, monkeypatch):
     monkeypatch.setattr(iceberg_compact, "MIN_FILES", 3)
-    store = _open(tmp_path)  # with its compactor thread
-    lander = Lander(tmp_path / "spool", store, Stats(), fsync=False)
-    lander.start()
     gen = ResortGenerator("bg", 0)
-    try:
-        for i in range(3):
-            body = gen.next_batch(100, T_US)
-            lander.put(KEY, f"r{i}", body, "identity", len(body))
-            assert lander.wait_idle(30)
+    # with its compactor thread
+    with running_lander(tmp_path, _open(tmp_path)) as (store, _stats, lander):
+        put_each(lander, (gen.next_batch(100, T_US) for _ in range(3)), "r")
         deadline = time.monotonic() + 30
         while store.compactor.compactions == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -188,9 +166,6 @@ def test_the_background_compactor_merges_after_commits(tmp_path, monkeypatch):
         assert len(store.iceberg.data_files()) < 3
         assert _count(store) == 300
         assert store.iceberg_summary()["files_written"] >= 4  # 3 flushes + 1 merged
-    finally:
-        lander.stop(10)
-        store.close()
 
 
 def test_a_request_of_only_bad_rows_still_commits_its_record(parts):

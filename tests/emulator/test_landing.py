@@ -7,7 +7,7 @@ import json
 
 import pytest
 import zstandard
-from landing_support import KEY, T_US, running_lander, work_dir
+from landing_support import KEY, T_US, mixed_body, running_lander, work_dir
 from landing_support import count_rows as _count
 
 from elastic_channels.emulator.api.stats import Stats
@@ -55,14 +55,7 @@ def test_clean_requests_land_in_bulk_with_blank_lines(parts):
 
 def test_bad_rows_are_rejected_and_kept_while_the_rest_lands(parts):
     store, stats, lander = parts
-    good = ResortGenerator("mixed", 0).next_batch(50, T_US)
-    row = json.loads(good.splitlines()[0])
-    bad = [
-        {**row, "TXID": "x1", "SURPRISE": True},
-        {k: v for k, v in row.items() if k != "AMOUNT"},
-        {**row, "SALE_TIME": "not a time"},
-    ]
-    body = good + b"".join(json.dumps(b).encode() + b"\n" for b in bad)
+    body = mixed_body("mixed", 50)
     lander.put(KEY, "req-mixed", body, "identity", len(body))
     clean = ResortGenerator("clean", 0).next_batch(10, T_US)
     lander.put(KEY, "req-clean", _zstd(clean), "zstd", len(clean))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from elastic_channels.emulator.api.stats import Stats
 from elastic_channels.emulator.landing.lander import Lander
+from elastic_channels.rows import ResortGenerator
 
 #: The channel the tests' requests come on.
 KEY = ("DB", "PUBLIC", "PIPE", "ELASTIC")
@@ -42,14 +44,35 @@ def running_lander(data_dir: Path, store: Any) -> Iterator[tuple[Any, Stats, Lan
         store.close()
 
 
+def put_each(lander: Lander, bodies: Iterable[bytes], prefix: str) -> None:
+    """Each body a request of its own (``{prefix}{i}``), each landed as its own batch."""
+    for i, body in enumerate(bodies):
+        lander.put(KEY, f"{prefix}{i}", body, "identity", len(body))
+        assert lander.wait_idle(30)
+
+
 def land_each(store: Any, data_dir: Path, bodies: Iterable[bytes], prefix: str) -> None:
     """Each body a request of its own (``prefix-i``), each request its own landing batch;
     the lander stopped afterwards, the store left open."""
     lander = Lander(data_dir / "spool", store, Stats(), fsync=False)
     lander.start()
     try:
-        for i, body in enumerate(bodies):
-            lander.put(KEY, f"{prefix}-{i}", body, "identity", len(body))
-            assert lander.wait_idle(30)
+        put_each(lander, bodies, f"{prefix}-")
     finally:
         lander.stop(10)
+
+
+def mixed_body(
+    run_id: str, good: int, more_bad: Callable[[dict], list[dict]] = lambda row: []
+) -> bytes:
+    """``good`` generated rows of ``run_id``, then bad ones made from the first: an
+    unknown key, AMOUNT missing, a SALE_TIME that is no time, then ``more_bad(row)``."""
+    rows = ResortGenerator(run_id, 0).next_batch(good, T_US)
+    row = json.loads(rows.splitlines()[0])
+    bad = [
+        {**row, "TXID": "x1", "SURPRISE": True},
+        {k: v for k, v in row.items() if k != "AMOUNT"},
+        {**row, "SALE_TIME": "not a time"},
+        *more_bad(row),
+    ]
+    return rows + b"".join(json.dumps(b).encode() + b"\n" for b in bad)
