@@ -12,7 +12,7 @@ import secrets
 
 import pytest
 from emulator_support import EmulatorProcess, make_emulator
-from file_mode_support import FileModeClient, seal
+from file_mode_support import FileModeClient, landed, seal
 
 ROWS = 40
 
@@ -33,16 +33,6 @@ def emu(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client(emu) -> FileModeClient:
     return _client(emu)
-
-
-def landed(emu, run_id: str) -> int:
-    """Rows of ``run_id`` in the table, once landing is done; fails on a TXID twice."""
-    assert emu.wait_landed(30), "landing did not finish in 30 s"
-    ((n, distinct),) = emu.query(
-        f"SELECT count(*), count(DISTINCT TXID) FROM RESORT_SALES WHERE RUN_ID = '{run_id}'"
-    )
-    assert n == distinct, f"{run_id}: a TXID landed more than once"
-    return n
 
 
 def test_a_registration_lands_its_rows_once_however_often_it_is_sent(emu, client):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from emulator_support import make_emulator, run_sdk, sdk_available
+from file_mode_support import landed
 
 from elastic_channels.sdk.properties import ROWSET_MODE_PROPERTIES
 
@@ -29,16 +30,6 @@ def emu(request, tmp_path_factory):
         yield emulator
     finally:
         emulator.stop()
-
-
-def landed(emu, run_id: str) -> int:
-    """Rows of ``run_id`` in the table once landing is done; fails on a TXID twice."""
-    assert emu.wait_landed(30), "landing did not finish in 30 s"
-    ((n, distinct),) = emu.query(
-        f"SELECT count(*), count(DISTINCT TXID) FROM RESORT_SALES WHERE RUN_ID = '{run_id}'"
-    )
-    assert n == distinct, f"{run_id}: a TXID landed more than once"
-    return n
 
 
 class Delta:

@@ -41,6 +41,17 @@ def ndjson(run_id: str, rows: int) -> bytes:
     return ResortGenerator(run_id, 0).next_batch(rows, SALE_TIME_US) + b"\n"
 
 
+def landed(emu: Any, run_id: str) -> int:
+    """Rows of ``run_id`` in an in-process emulator's table (``make_emulator``), once
+    landing is done; fails on a TXID twice."""
+    assert emu.wait_landed(30), "landing did not finish in 30 s"
+    ((n, distinct),) = emu.query(
+        f"SELECT count(*), count(DISTINCT TXID) FROM RESORT_SALES WHERE RUN_ID = '{run_id}'"
+    )
+    assert n == distinct, f"{run_id}: a TXID landed more than once"
+    return n
+
+
 def encrypt(key: bytes, iv: bytes, data: bytes) -> bytes:
     """AES-CTR under ``key``, the counter block starting at ``iv`` (encryption_version
     AES-CTR-128.1)."""
