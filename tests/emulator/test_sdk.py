@@ -7,6 +7,7 @@ import decimal
 
 import pytest
 from emulator_support import SALE_TIME_US, make_emulator, run_sdk, sdk_available
+from key_files import pem_key
 
 from elastic_channels.model import COLUMNS
 from elastic_channels.rows import ResortGenerator
@@ -64,18 +65,7 @@ def test_rows_land_exactly_with_generated_values(emu, tmp_path):
 
 
 def test_wrong_key_gets_401_and_the_client_reports_it(emu, tmp_path):
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    wrong = tmp_path / "wrong.p8"
-    wrong.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    wrong = pem_key(tmp_path)  # a fresh key the emulator has never registered
     result = run_sdk(emu, tmp_path, {"properties": {"private_key_file": str(wrong)}})
     assert "401" in result.get("construct_error", ""), result
     assert "not registered" in result["construct_error"]
