@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Deploy the monitor of one run: a Deployment (one pod) that runs
-#   elastic-channels monitor --k8s --run-id RUN_ID
+#   elastic-channels monitor --k8s --run-id RUN_ID [--workload NAME|PATH] [--workers N]
 # in the worker image, with a ServiceAccount whose Role may only list and watch the
 # namespace's pods and read their logs. It tails the workers' JSON lines and writes
-# throughput and latency windows to ELASTIC_K8S_METRICS in SNOWFLAKE_DATABASE.
+# throughput and latency windows to ELASTIC_K8S_METRICS in SNOWFLAKE_DATABASE. Give it
+# the run's workload (--workload): it reads that workload's landing table.
 #
-#   deploy/deploy_monitor.sh RUN_ID [--workers N [--duration-seconds D]] [--image IMAGE]
-#                            [--namespace NS] [--dry-run]
+#   deploy/deploy_monitor.sh RUN_ID [--workers N [--duration-seconds D]]
+#                            [--workload NAME|FILE] [--image IMAGE] [--namespace NS] [--dry-run]
+#   deploy/deploy_monitor.sh iot-1 --workers 2 --duration-seconds 60 --workload my-rows.yaml \
+#       --dry-run
 #
 # Required:
 #   RUN_ID                  the run to follow (as given to run_job.sh)
@@ -23,6 +26,15 @@
 #                           is twice the request
 #   --window-seconds W      the workers' window length [5]
 #                           Without --workers: 256Mi requested, 512Mi limit, 250m CPU.
+#   --workload NAME|FILE    the run's rows, the same as run_job.sh was given (its
+#                           --workload, WORKLOAD, or its scenario's workload key) [WORKLOAD;
+#                           resort-sales]: the monitor reads that workload's table (for
+#                           ingest-to-visible and the rows lost) by its columns. A shipped
+#                           name is passed as it is; a file is checked here, its text goes
+#                           in the monitor's ConfigMap (key workload.yaml), mounted
+#                           read-only at /etc/elastic-channels/workload.yaml, and the
+#                           monitor gets that path. Needs the elastic_channels package
+#                           here (pip install .)
 #   --image IMAGE           [IMAGE, or REGISTRY (+ IMAGE_NAME, IMAGE_TAG)]
 #   --namespace NS          [K8S_NAMESPACE; default]
 #   --account A, --user U, --role R, --database DB, --schema S
@@ -47,18 +59,8 @@ help_if_asked "$@"
 load_env
 TEMPLATES="$DEPLOY_DIR/monitor"
 
-RUN_ID=""
-IMAGE=$(image_ref)
-NAMESPACE=${K8S_NAMESPACE:-default}
-SNOWFLAKE_ACCOUNT=${SNOWFLAKE_ACCOUNT:-}
-SNOWFLAKE_USER=${SNOWFLAKE_USER:-}
-SNOWFLAKE_ROLE=${SNOWFLAKE_ROLE:-}
-SNOWFLAKE_DATABASE=${SNOWFLAKE_DATABASE:-}
-SNOWFLAKE_SCHEMA=${SNOWFLAKE_SCHEMA:-PUBLIC}
+pod_settings # RUN_ID, IMAGE, NAMESPACE, SNOWFLAKE_*, SECRET_NAME, SECRET_KEY
 SNOWFLAKE_WAREHOUSE=${SNOWFLAKE_WAREHOUSE:-}
-SECRET_NAME=${K8S_SECRET:-snowflake-key}
-# shellcheck disable=SC2034  # read by render through ${!name}
-SECRET_KEY=rsa_key.p8
 DELETE=0
 WORKERS=""
 DURATION_SECONDS=600
@@ -73,38 +75,24 @@ while [ $# -gt 0 ]; do
     case "$opt" in
         --dry-run) DRY_RUN=1 ;;
         --delete) DELETE=1 ;;
-        --image | --namespace | --account | --user | --role | --database | --schema | \
-            --warehouse | --secret | --workers | --duration-seconds | --window-seconds)
+        --warehouse | --workers | --duration-seconds | --window-seconds)
             take_value "$@"
             case "$opt" in
                 --workers) WORKERS=$2 ;;
                 --duration-seconds) DURATION_SECONDS=$2 ;;
                 --window-seconds) WINDOW_SECONDS=$2 ;;
-                --image) IMAGE=$2 ;;
-                --namespace) NAMESPACE=$2 ;;
-                --account) SNOWFLAKE_ACCOUNT=$2 ;;
-                --user) SNOWFLAKE_USER=$2 ;;
-                --role) SNOWFLAKE_ROLE=$2 ;;
-                --database) SNOWFLAKE_DATABASE=$2 ;;
-                --schema) SNOWFLAKE_SCHEMA=$2 ;;
                 --warehouse) SNOWFLAKE_WAREHOUSE=$2 ;;
-                --secret) SECRET_NAME=$2 ;;
             esac
             shift
             ;;
-        --*) die "unknown option '$opt' (see --help)" ;;
         *)
-            [ -z "$RUN_ID" ] || die "unexpected argument '$opt': RUN_ID is already '$RUN_ID'"
-            RUN_ID=$opt
+            pod_arg "$@" # RUN_ID, --image, --account, --workload ... (lib/common.sh)
+            shift $((TAKEN - 1))
             ;;
     esac
     shift
 done
 
-positive_int() { # name value max
-    [[ $2 =~ ^[1-9][0-9]{0,17}$ ]] || die "$1 must be a positive integer, got '$2'"
-    [ "$2" -le "$3" ] || die "$1 must be at most $3, got $2"
-}
 # The monitor's command line and resources for --workers N (see --help); without it
 # the defaults. Its CPU: ~0.6 ms a worker window line (parse, merge, rows; measured),
 # twice that requested.
@@ -143,11 +131,12 @@ if [ "$DELETE" = 1 ]; then
         -l "app.kubernetes.io/name=elastic-monitor,elastic-channels/run-id=$RUN_ID"
     exit 0
 fi
-[[ $SECRET_NAME =~ ^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$ ]] ||
-    die "--secret '$SECRET_NAME' is not a valid Kubernetes Secret name"
-require IMAGE "--image, IMAGE, or REGISTRY: where deploy/build_and_push.sh pushed the image"
-is_placeholder "$IMAGE" || [[ $IMAGE =~ ^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$ ]] ||
-    die "--image '$IMAGE' is not an image reference"
+# The run's workload (--workload, else WORKLOAD), checked here: the monitor reads its
+# table. A file goes in the ConfigMap, mounted where the monitor's --workload reads it.
+choose_workload 1
+check_workload
+workload_mount "$MONITOR_NAME"
+check_image_and_secret
 check_snowflake_settings
 if [ -n "$SNOWFLAKE_WAREHOUSE" ]; then
     [[ $SNOWFLAKE_WAREHOUSE =~ ^[A-Za-z_][A-Za-z0-9_$]*$ ]] ||
@@ -162,23 +151,14 @@ size_for_workers
 
 NAMES=(RUN_ID MONITOR_NAME NAMESPACE IMAGE SECRET_NAME SECRET_KEY SNOWFLAKE_ACCOUNT
     SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_WAREHOUSE_LINE
-    SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA WORKERS_ARGS CPU_REQUEST CPU_LIMIT MEMORY_REQUEST MEMORY_LIMIT)
-manifests() {
-    render "$TEMPLATES/rbac.yaml" "${NAMES[@]}"
-    echo "---"
-    render "$TEMPLATES/deployment.yaml" "${NAMES[@]}"
-}
+    SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA WORKERS_ARGS CPU_REQUEST CPU_LIMIT MEMORY_REQUEST MEMORY_LIMIT
+    WORKLOAD_ARGS WORKLOAD_DATA_LINE WORKLOAD_MOUNT_LINES WORKLOAD_VOLUME_LINES)
+MANIFESTS=("$TEMPLATES/rbac.yaml" "$TEMPLATES/deployment.yaml")
+print_manifests_if_dry_run
 
-if [ "$DRY_RUN" = 1 ]; then
-    manifests
-    exit 0
-fi
-
-need_tools kubectl
-if ! kubectl get secret "$SECRET_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1; then
-    die "Secret '$SECRET_NAME' not found in namespace '$NAMESPACE' (or the cluster is unreachable); create it with:
-  deploy/create_secret.sh --namespace $NAMESPACE --secret $SECRET_NAME --key-file ./rsa_key.p8"
-fi
+# shellcheck disable=SC2119  # no hint
+need_secret
 manifests | kubectl apply --namespace "$NAMESPACE" -f -
 note "the monitor of run $RUN_ID is deployment/$MONITOR_NAME in namespace $NAMESPACE"
+[ -z "$WORKLOAD_SOURCE" ] || note "it reads the table of workload $WORKLOAD_SOURCE"
 note "its log: kubectl logs -n $NAMESPACE deployment/$MONITOR_NAME -f"

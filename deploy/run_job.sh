@@ -72,25 +72,12 @@ set -euo pipefail
 help_if_asked "$@"
 load_env
 TEMPLATES="$DEPLOY_DIR/templates"
-# render (lib/common.sh) puts values into the templates with ${text//pattern/value}; from
-# bash 5.2 on, an & or a backslash in such a value would be taken as a pattern reference
-# or an escape. The values are text: a workload file or a scenario may hold both.
-shopt -u patsub_replacement 2>/dev/null || true
 
-RUN_ID=""
+pod_settings # RUN_ID, IMAGE, NAMESPACE, SNOWFLAKE_*, SECRET_NAME, SECRET_KEY
 TARGET_BPS=""
 DURATION_SECONDS=""
 WORKERS=""
-IMAGE=$(image_ref)
-NAMESPACE=${K8S_NAMESPACE:-default}
-SNOWFLAKE_ACCOUNT=${SNOWFLAKE_ACCOUNT:-}
-SNOWFLAKE_USER=${SNOWFLAKE_USER:-}
-SNOWFLAKE_ROLE=${SNOWFLAKE_ROLE:-}
-SNOWFLAKE_DATABASE=${SNOWFLAKE_DATABASE:-}
-SNOWFLAKE_SCHEMA=${SNOWFLAKE_SCHEMA:-PUBLIC}
 SNOWFLAKE_PIPE=${SNOWFLAKE_PIPE:-} # the workload's pipe when not named
-SECRET_NAME=${K8S_SECRET:-snowflake-key}
-SECRET_KEY=rsa_key.p8
 SDK_PROPERTIES_FILE="$DEPLOY_DIR/sdk-properties.json"
 ARCH=${WORKER_ARCH:-arm64}
 SS_LOG_LEVEL=warn
@@ -102,18 +89,15 @@ WAIT=0
 SCENARIO=""
 START_DELAY_SECONDS=120
 CHANNELS_GIVEN=0
-WORKLOAD_OPTION=""
-WORKLOAD_OPTION_GIVEN=0
 
 while [ $# -gt 0 ]; do
     opt=$1
     case "$opt" in
         --dry-run) DRY_RUN=1 ;;
         --wait) WAIT=1 ;;
-        --target-bps | --duration-seconds | --workers | --image | --namespace | --account | \
-            --user | --role | --database | --schema | --pipe | --secret | --secret-key | \
+        --target-bps | --duration-seconds | --workers | --pipe | --secret-key | \
             --sdk-properties | --arch | --log-level | --channels | --max-inflight-bytes | \
-            --memory-mib | --scenario | --start-delay-seconds | --workload)
+            --memory-mib | --scenario | --start-delay-seconds)
             take_value "$@"
             val=$2
             shift
@@ -121,15 +105,7 @@ while [ $# -gt 0 ]; do
                 --target-bps) TARGET_BPS=$val ;;
                 --duration-seconds) DURATION_SECONDS=$val ;;
                 --workers) WORKERS=$val ;;
-                --image) IMAGE=$val ;;
-                --namespace) NAMESPACE=$val ;;
-                --account) SNOWFLAKE_ACCOUNT=$val ;;
-                --user) SNOWFLAKE_USER=$val ;;
-                --role) SNOWFLAKE_ROLE=$val ;;
-                --database) SNOWFLAKE_DATABASE=$val ;;
-                --schema) SNOWFLAKE_SCHEMA=$val ;;
                 --pipe) SNOWFLAKE_PIPE=$val ;;
-                --secret) SECRET_NAME=$val ;;
                 --secret-key) SECRET_KEY=$val ;;
                 --sdk-properties) SDK_PROPERTIES_FILE=$val ;;
                 --arch) ARCH=$val ;;
@@ -139,13 +115,11 @@ while [ $# -gt 0 ]; do
                 --memory-mib) MEMORY_MIB=$val MEMORY_GIVEN=1 ;;
                 --scenario) SCENARIO=$val ;;
                 --start-delay-seconds) START_DELAY_SECONDS=$val ;;
-                --workload) WORKLOAD_OPTION=$val WORKLOAD_OPTION_GIVEN=1 ;;
             esac
             ;;
-        --*) die "unknown option '$opt' (see --help)" ;;
         *)
-            [ -z "$RUN_ID" ] || die "unexpected argument '$opt': RUN_ID is already '$RUN_ID'"
-            RUN_ID=$opt
+            pod_arg "$@" # RUN_ID, --image, --account, --workload ... (lib/common.sh)
+            shift $((TAKEN - 1))
             ;;
     esac
     shift
@@ -154,10 +128,6 @@ done
 # --- validation: every value lands inside a quoted YAML scalar, so each is checked
 # against what Kubernetes (or the worker) accepts, and can hold no quote or newline.
 check_run_id "$RUN_ID"
-positive_int() { # name value [max]
-    [[ $2 =~ ^[1-9][0-9]{0,17}$ ]] || die "$1 must be a positive integer, got '$2'"
-    if [ $# -ge 3 ] && [ "$2" -gt "$3" ]; then die "$1 must be at most $3, got $2"; fi
-}
 # 92000000, 92e6, 9.2e7, 92E+6 -> 92000000: a whole number of bytes, as the README
 # writes rates. Prints the integer; fails on anything else (or a fraction of a byte).
 whole_number() { # name value
@@ -183,24 +153,11 @@ if [ -n "$MAX_INFLIGHT_BYTES" ]; then
 fi
 # shellcheck disable=SC2034 # read by render through ${!name}
 SCENARIO_DATA_LINE="  # no --scenario: one constant rate, --target-bps for --duration-seconds"
-# The workload: --workload, else (without --scenario, whose key it is) WORKLOAD.
-[ "$WORKLOAD_OPTION_GIVEN" = 0 ] || [ -n "$WORKLOAD_OPTION" ] ||
-    die "--workload needs a shipped workload's name or a workload file"
-WORKLOAD_WHERE=--workload
-if [ "$WORKLOAD_OPTION_GIVEN" = 0 ] && [ -z "$SCENARIO" ] && [ -n "${WORKLOAD:-}" ]; then
-    WORKLOAD_OPTION=$WORKLOAD WORKLOAD_WHERE=WORKLOAD
-fi
-# What k8s_workload (or k8s_scenario) sets for a workload: the worker's --workload lines,
-# the workload's pipe, the ConfigMap's workload.yaml line, where the Job mounts it, and
-# the workload as given.
-WORKLOAD_ARGS=""
-WORKLOAD_PIPE=""
-# shellcheck disable=SC2034 # read by render through ${!name}
-WORKLOAD_DATA_LINE="  # no workload given: the workers send resort-sales rows"
-WORKLOAD_SOURCE=""
-WORKLOAD_MOUNT_DIR=""
-WORKLOAD_KEY=""
+# The workload: --workload, else (without --scenario, whose key it is) WORKLOAD. Its
+# WORKLOAD_* variables (lib/common.sh) come from k8s_scenario, or without a scenario from
+# k8s_workload (check_workload).
 if [ -n "$SCENARIO" ]; then
+    choose_workload 0
     [ -z "$TARGET_BPS$DURATION_SECONDS" ] ||
         die "--scenario sets the rate and the duration (its stages): leave out --target-bps and --duration-seconds, or edit a copy of the scenario (elastic-channels run $SCENARIO --print-scenario writes one)"
     [[ $START_DELAY_SECONDS =~ ^[0-9]{1,5}$ ]] ||
@@ -218,12 +175,9 @@ if [ -n "$SCENARIO" ]; then
     WORKERS=$SCENARIO_WORKERS
     TARGET_BPS=$SCENARIO_TARGET_BPS
     DURATION_SECONDS=$SCENARIO_DURATION_SECONDS
-elif [ -n "$WORKLOAD_OPTION" ]; then
-    command -v python3 >/dev/null || die "$WORKLOAD_WHERE needs python3 with the elastic_channels package (pip install .)"
-    # Prints NAME='value' lines (shlex-quoted) or, on a bad workload, says why on stderr.
-    assignments=$(python3 -m elastic_channels.fleet.k8s_workload "$WORKLOAD_OPTION" --where="$WORKLOAD_WHERE") ||
-        die "$WORKLOAD_WHERE '$WORKLOAD_OPTION' cannot be used (see above)"
-    eval "$assignments"
+else
+    choose_workload 1
+    check_workload
 fi
 [ -n "$WORKLOAD_PIPE" ] || WORKLOAD_PIPE=RESORT_SALES_PIPE # no workload given: resort-sales
 [ -n "$SNOWFLAKE_PIPE" ] || SNOWFLAKE_PIPE=$WORKLOAD_PIPE
@@ -237,8 +191,6 @@ positive_int --workers "$WORKERS" 10000
 positive_int --memory-mib "$MEMORY_MIB" 262144
 [ "$MEMORY_MIB" -ge 128 ] || die "--memory-mib must be at least 128, got $MEMORY_MIB"
 check_namespace "$NAMESPACE"
-[[ $SECRET_NAME =~ ^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$ ]] ||
-    die "--secret '$SECRET_NAME' is not a valid Kubernetes Secret name"
 [[ $SECRET_KEY =~ ^[A-Za-z0-9._-]{1,253}$ ]] ||
     die "--secret-key '$SECRET_KEY' must be a file name of [A-Za-z0-9._-]"
 case "$ARCH" in arm64 | amd64) ;; *) die "--arch must be arm64 or amd64, got '$ARCH'" ;; esac
@@ -246,9 +198,7 @@ case "$SS_LOG_LEVEL" in
     trace | debug | info | warn | error | off) ;;
     *) die "--log-level must be one of trace, debug, info, warn, error, off; got '$SS_LOG_LEVEL'" ;;
 esac
-require IMAGE "--image, IMAGE, or REGISTRY: where deploy/build_and_push.sh pushed the image"
-is_placeholder "$IMAGE" || [[ $IMAGE =~ ^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$ ]] ||
-    die "--image '$IMAGE' is not an image reference"
+check_image_and_secret
 check_snowflake_settings
 [ -r "$SDK_PROPERTIES_FILE" ] || die "--sdk-properties: cannot read '$SDK_PROPERTIES_FILE'"
 if command -v python3 >/dev/null; then
@@ -284,49 +234,17 @@ else
     WORKER_TUNING_ARGS+=$WORKLOAD_ARGS
 fi
 # A workload file: the ConfigMap's key mounted read-only where the pods' --workload reads
-# it. Both are read by render through ${!name}.
-# shellcheck disable=SC2034
-WORKLOAD_MOUNT_LINES="            # no workload file to mount"
-# shellcheck disable=SC2034
-WORKLOAD_VOLUME_LINES="        # no workload file to mount"
-if [ -n "$WORKLOAD_MOUNT_DIR" ]; then
-    [[ $WORKLOAD_MOUNT_DIR =~ ^/[A-Za-z0-9/._-]+$ && $WORKLOAD_KEY =~ ^[A-Za-z0-9._-]+$ ]] ||
-        die "unexpected workload mount '$WORKLOAD_MOUNT_DIR' '$WORKLOAD_KEY'"
-    # shellcheck disable=SC2034
-    WORKLOAD_MOUNT_LINES="            - name: workload
-              mountPath: $WORKLOAD_MOUNT_DIR
-              readOnly: true"
-    # shellcheck disable=SC2034
-    WORKLOAD_VOLUME_LINES="        - name: workload
-          configMap:
-            name: $JOB_NAME
-            items:
-              - key: $WORKLOAD_KEY
-                path: $WORKLOAD_KEY
-            defaultMode: 0444"
-fi
+# it.
+workload_mount "$JOB_NAME"
 NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
     ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT
     SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
     SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB SCENARIO_DATA_LINE
     WORKLOAD_DATA_LINE WORKLOAD_MOUNT_LINES WORKLOAD_VOLUME_LINES)
-manifests() {
-    render "$TEMPLATES/configmap.yaml" "${NAMES[@]}"
-    echo "---"
-    render "$TEMPLATES/job.yaml" "${NAMES[@]}"
-}
+MANIFESTS=("$TEMPLATES/configmap.yaml" "$TEMPLATES/job.yaml")
+print_manifests_if_dry_run
 
-if [ "$DRY_RUN" = 1 ]; then
-    manifests
-    exit 0
-fi
-
-need_tools kubectl
-if ! kubectl get secret "$SECRET_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1; then
-    die "Secret '$SECRET_NAME' not found in namespace '$NAMESPACE' (or the cluster is unreachable); create it with:
-  deploy/create_secret.sh --namespace $NAMESPACE --secret $SECRET_NAME --key-file ./rsa_key.p8
-  (that is: kubectl create secret generic $SECRET_NAME --namespace $NAMESPACE --from-file=$SECRET_KEY=./rsa_key.p8)"
-fi
+need_secret "(that is: kubectl create secret generic $SECRET_NAME --namespace $NAMESPACE --from-file=$SECRET_KEY=./rsa_key.p8)"
 if kubectl get job "$JOB_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1; then
     die "Job '$JOB_NAME' already exists in '$NAMESPACE': pick a new RUN_ID, or delete it with
   kubectl delete job $JOB_NAME --namespace $NAMESPACE"

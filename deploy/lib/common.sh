@@ -174,19 +174,51 @@ take_value() {
     [[ $2 != --* ]] || die "$1 needs a value, got the option '$2'"
 }
 
+# positive_int NAME VALUE [MAX]: VALUE is a whole number from 1 (to MAX), or an error
+# naming the option NAME.
+positive_int() {
+    [[ $2 =~ ^[1-9][0-9]{0,17}$ ]] || die "$1 must be a positive integer, got '$2'"
+    if [ $# -ge 3 ] && [ "$2" -gt "$3" ]; then die "$1 must be at most $3, got $2"; fi
+}
+
 # render TEMPLATE NAME...: the template on stdout with every ${NAME} replaced by the
-# value of the variable NAME; a ${...} left unfilled is an error.
+# value of the variable NAME; a ${...} left unfilled is an error. One pass from left to
+# right: a value goes in as it is, by plain concatenation (no ${text//pattern/value},
+# whose value bash 5.2's patsub_replacement reads for & and backslashes), and is never
+# read again for placeholders. So it works whatever shell options its caller set.
 render() {
-    local text name file=$1
+    local file=$1 text out="" name
     shift
     text=$(<"$file")
-    for name in "$@"; do
-        text=${text//\$\{$name\}/${!name}}
+    while [[ $text =~ \$\{([A-Z_][A-Z0-9_]*)\} ]]; do
+        name=${BASH_REMATCH[1]}
+        case " $* " in
+            *" $name "*) ;;
+            *) die "template $file has an unfilled placeholder \${$name}" ;;
+        esac
+        out+=${text%%"\${$name}"*}${!name}
+        text=${text#*"\${$name}"}
     done
-    if [[ $text =~ \$\{[A-Z_]+\} ]]; then
-        die "template $file has an unfilled placeholder ${BASH_REMATCH[0]}"
-    fi
-    printf '%s\n' "$text"
+    printf '%s\n' "$out$text"
+}
+
+# The manifests of a run's pods: the files in MANIFESTS, each rendered with the
+# variables named in NAMES (both set by the script), "---" between them.
+MANIFESTS=()
+NAMES=()
+manifests() {
+    local file sep=""
+    for file in "${MANIFESTS[@]}"; do
+        [ -z "$sep" ] || echo "$sep"
+        render "$file" "${NAMES[@]}"
+        sep=---
+    done
+}
+# A dry run prints the manifests and ends here; a real run goes on.
+print_manifests_if_dry_run() {
+    [ "$DRY_RUN" = 1 ] || return 0
+    manifests
+    exit 0
 }
 
 # A run id: it is a label value, and names the Job and the monitor.
@@ -252,4 +284,143 @@ check_snowflake_settings() {
 check_namespace() {
     [[ $1 =~ ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$ ]] ||
         die "--namespace '$1' (K8S_NAMESPACE) is not a valid Kubernetes namespace name (lowercase letters, digits, '-')"
+}
+
+# --- What run_job.sh and deploy_monitor.sh share: their pods' settings and options ---
+# pod_settings: the defaults of the settings both scripts' pods take, after load_env.
+# shellcheck disable=SC2034  # the scripts read these
+pod_settings() {
+    RUN_ID=""
+    IMAGE=$(image_ref)
+    NAMESPACE=${K8S_NAMESPACE:-default}
+    SNOWFLAKE_ACCOUNT=${SNOWFLAKE_ACCOUNT:-}
+    SNOWFLAKE_USER=${SNOWFLAKE_USER:-}
+    SNOWFLAKE_ROLE=${SNOWFLAKE_ROLE:-}
+    SNOWFLAKE_DATABASE=${SNOWFLAKE_DATABASE:-}
+    SNOWFLAKE_SCHEMA=${SNOWFLAKE_SCHEMA:-PUBLIC}
+    SECRET_NAME=${K8S_SECRET:-snowflake-key}
+    SECRET_KEY=rsa_key.p8
+}
+# pod_arg ARGS...: takes the first of ARGS when it is RUN_ID or an option both scripts
+# have (with its value), and sets TAKEN to how many of ARGS it took; any other option
+# is an error.
+# shellcheck disable=SC2034  # TAKEN: the scripts read it
+pod_arg() {
+    local setting
+    case "$1" in
+        --image) setting=IMAGE ;;
+        --namespace) setting=NAMESPACE ;;
+        --account) setting=SNOWFLAKE_ACCOUNT ;;
+        --user) setting=SNOWFLAKE_USER ;;
+        --role) setting=SNOWFLAKE_ROLE ;;
+        --database) setting=SNOWFLAKE_DATABASE ;;
+        --schema) setting=SNOWFLAKE_SCHEMA ;;
+        --secret) setting=SECRET_NAME ;;
+        --workload) setting=WORKLOAD_OPTION WORKLOAD_OPTION_GIVEN=1 ;;
+        --*) die "unknown option '$1' (see --help)" ;;
+        *)
+            [ -z "$RUN_ID" ] || die "unexpected argument '$1': RUN_ID is already '$RUN_ID'"
+            RUN_ID=$1 TAKEN=1
+            return 0
+            ;;
+    esac
+    take_value "$@"
+    printf -v "$setting" '%s' "$2"
+    TAKEN=2
+}
+
+# The pods' image (IMAGE, a placeholder in a dry run when unknown) and the name of the
+# Secret holding the private key (SECRET_NAME), checked.
+check_image_and_secret() {
+    [[ $SECRET_NAME =~ ^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$ ]] ||
+        die "--secret '$SECRET_NAME' is not a valid Kubernetes Secret name"
+    require IMAGE "--image, IMAGE, or REGISTRY: where deploy/build_and_push.sh pushed the image"
+    is_placeholder "$IMAGE" || [[ $IMAGE =~ ^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$ ]] ||
+        die "--image '$IMAGE' is not an image reference"
+}
+
+# need_secret [HINT]: a real run needs kubectl, and the Secret SECRET_NAME in NAMESPACE;
+# else it stops, saying how to make it (and HINT, a line more).
+need_secret() {
+    need_tools kubectl
+    kubectl get secret "$SECRET_NAME" --namespace "$NAMESPACE" >/dev/null 2>&1 ||
+        die "Secret '$SECRET_NAME' not found in namespace '$NAMESPACE' (or the cluster is unreachable); create it with:
+  deploy/create_secret.sh --namespace $NAMESPACE --secret $SECRET_NAME --key-file ./rsa_key.p8${1:+
+  $1}"
+}
+
+# --- The workload (run_job.sh, deploy_monitor.sh --workload NAME|FILE) ---------------
+# The scripts' option sets WORKLOAD_OPTION and WORKLOAD_OPTION_GIVEN=1. check_workload
+# (fleet/k8s_workload.py) then sets what the pods get:
+#   WORKLOAD_ARGS        "--workload" and its value as lines of a container's args or
+#                        command (12 spaces in); empty for no workload
+#   WORKLOAD_ARG         that value: a shipped name, or where the pods read the file
+#   WORKLOAD_PIPE        the workload's pipe (empty for no workload: resort-sales)
+#   WORKLOAD_DATA_LINE   the ConfigMap's workload.yaml key, a file's text as it is (a
+#                        comment line when there is none)
+#   WORKLOAD_MOUNT_DIR, WORKLOAD_KEY   where the pods mount that key (empty: no file)
+#   WORKLOAD_SOURCE      the workload as given
+# shellcheck disable=SC2034  # the scripts read these (render through ${!name})
+{
+    WORKLOAD_OPTION=""
+    WORKLOAD_OPTION_GIVEN=0
+    WORKLOAD_WHERE=--workload
+    WORKLOAD_ARGS=""
+    WORKLOAD_ARG=""
+    WORKLOAD_PIPE=""
+    WORKLOAD_DATA_LINE="  # no workload given: resort-sales rows"
+    WORKLOAD_MOUNT_DIR=""
+    WORKLOAD_KEY=""
+    WORKLOAD_SOURCE=""
+}
+
+# choose_workload USE_SETTING: the workload is --workload's value, else (when
+# USE_SETTING is 1) the WORKLOAD setting's; WORKLOAD_WHERE names where it came from.
+choose_workload() {
+    [ "$WORKLOAD_OPTION_GIVEN" = 0 ] || [ -n "$WORKLOAD_OPTION" ] ||
+        die "--workload needs a shipped workload's name or a workload file"
+    WORKLOAD_WHERE=--workload
+    if [ "$WORKLOAD_OPTION_GIVEN" = 0 ] && [ "$1" = 1 ] && [ -n "${WORKLOAD:-}" ]; then
+        WORKLOAD_OPTION=$WORKLOAD WORKLOAD_WHERE=WORKLOAD
+    fi
+}
+
+# check_workload: the chosen workload checked here with the package's own loader (a bad
+# file stops the script, naming file, line, column and key, before anything is
+# rendered), and the WORKLOAD_* variables above set from it. No workload: nothing to do.
+check_workload() {
+    local assignments
+    [ -n "$WORKLOAD_OPTION" ] || return 0
+    command -v python3 >/dev/null ||
+        die "$WORKLOAD_WHERE needs python3 with the elastic_channels package (pip install .)"
+    # Prints NAME='value' lines (shlex-quoted) or, on a bad workload, says why on stderr.
+    assignments=$(python3 -m elastic_channels.fleet.k8s_workload "$WORKLOAD_OPTION" --where="$WORKLOAD_WHERE") ||
+        die "$WORKLOAD_WHERE '$WORKLOAD_OPTION' cannot be used (see above)"
+    eval "$assignments"
+}
+
+# workload_mount CONFIGMAP: sets WORKLOAD_MOUNT_LINES (a container's volumeMounts item,
+# 12 spaces in) and WORKLOAD_VOLUME_LINES (a pod's volumes item, 8 spaces in) that mount
+# the ConfigMap's workload key read-only at WORKLOAD_MOUNT_DIR; comment lines when there
+# is no workload file.
+workload_mount() {
+    # shellcheck disable=SC2034  # read by render through ${!name}
+    WORKLOAD_MOUNT_LINES="            # no workload file to mount"
+    # shellcheck disable=SC2034
+    WORKLOAD_VOLUME_LINES="        # no workload file to mount"
+    [ -n "$WORKLOAD_MOUNT_DIR" ] || return 0
+    [[ $WORKLOAD_MOUNT_DIR =~ ^/[A-Za-z0-9/._-]+$ && $WORKLOAD_KEY =~ ^[A-Za-z0-9._-]+$ ]] ||
+        die "unexpected workload mount '$WORKLOAD_MOUNT_DIR' '$WORKLOAD_KEY'"
+    # shellcheck disable=SC2034
+    WORKLOAD_MOUNT_LINES="            - name: workload
+              mountPath: $WORKLOAD_MOUNT_DIR
+              readOnly: true"
+    # shellcheck disable=SC2034
+    WORKLOAD_VOLUME_LINES="        - name: workload
+          configMap:
+            name: $1
+            items:
+              - key: $WORKLOAD_KEY
+                path: $WORKLOAD_KEY
+            defaultMode: 0444"
 }

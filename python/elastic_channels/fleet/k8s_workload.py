@@ -1,23 +1,25 @@
-"""A workload as ``deploy/run_job.sh --workload NAME|FILE`` renders it into the Job.
+"""A workload as ``deploy/run_job.sh --workload NAME|FILE`` renders it into the Job, and
+``deploy/deploy_monitor.sh --workload NAME|FILE`` into the monitor's Deployment.
 
 A shipped workload (``iot-telemetry`` ...) is in the image: the pods get its name. A
-workload file is on this machine only: its text travels in the run's ConfigMap under
-the key ``workload.yaml``, the Job mounts that key read-only at :data:`MOUNTED`, and the
-pods get ``--workload`` :data:`MOUNTED`.
+workload file is on this machine only: its text travels in the ConfigMap (the run's, or
+the monitor's) under the key ``workload.yaml``, the pod template mounts that key
+read-only at :data:`MOUNTED`, and the pods get ``--workload`` :data:`MOUNTED`.
 
 ``python -m elastic_channels.fleet.k8s_workload NAME|FILE [--where NAME]`` checks the
 workload here, with the package's own loader (a bad file is refused before anything is
 applied, naming the file, line, column and key; exit 2), and prints shell assignments
-that ``run_job.sh`` evaluates:
+that ``check_workload`` in ``deploy/lib/common.sh`` evaluates for both scripts:
 
-- ``WORKLOAD_ARGS``: ``--workload`` and its value as lines of the container's ``args``;
+- ``WORKLOAD_ARGS``: ``--workload`` and its value as lines of the container's ``args``
+  (the monitor's ``command``);
 - ``WORKLOAD_ARG``: that value alone (the name, or :data:`MOUNTED`);
 - ``WORKLOAD_PIPE``: the workload's pipe (the Job's ``SNOWFLAKE_PIPE`` unless one is
   named);
 - ``WORKLOAD_DATA_LINE``: the ConfigMap's ``workload.yaml`` key, the file's text as it
   is (a comment line for a shipped name);
-- ``WORKLOAD_MOUNT_DIR`` and ``WORKLOAD_KEY``: where the Job mounts that key (both empty
-  for a shipped name).
+- ``WORKLOAD_MOUNT_DIR`` and ``WORKLOAD_KEY``: where the pods mount that key (both
+  empty for a shipped name).
 - ``WORKLOAD_SOURCE``: the workload as given (the name, or the file's path here).
 
 A file is read once, and the text checked is the text shipped. It is quoted as
@@ -50,9 +52,9 @@ MAX_BYTES = 120 * 1024
 
 
 def workload_values(value: str | None, where: str = "--workload") -> dict[str, str]:
-    """The shell variables for ``run_job.sh`` (see the module's docstring) for workload
-    ``value`` (None or empty: resort-sales); :class:`WorkloadArgError` naming ``where``
-    and what is wrong."""
+    """The shell variables for ``run_job.sh`` and ``deploy_monitor.sh`` (see the module's
+    docstring) for workload ``value`` (None or empty: resort-sales);
+    :class:`WorkloadArgError` naming ``where`` and what is wrong."""
     name = (value or "").strip() or DEFAULT_WORKLOAD
     if not is_path(name):
         shipped = load_checked(name, where)  # an unknown name is refused here
@@ -107,8 +109,9 @@ def _read(path: str, where: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m elastic_channels.fleet.k8s_workload",
-        description="Check a workload and print the shell variables deploy/run_job.sh "
-        "renders into the Job (a file's text in the ConfigMap, mounted into the pods).",
+        description="Check a workload and print the shell variables deploy/run_job.sh and "
+        "deploy/deploy_monitor.sh render into their pods (a file's text in the ConfigMap, "
+        "mounted into the pods).",
     )
     p.add_argument("workload", help="a shipped workload's name, or a workload file")
     p.add_argument(
