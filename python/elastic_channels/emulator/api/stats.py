@@ -36,6 +36,19 @@ class ChannelState:
     #: Bumped each time the channel is (re)opened: a token from before is stale.
     client_sequencer: int = 0
 
+    def took(self, parsed: int, inserted: int, errors: list[str], offset_token: str | None) -> None:
+        """The status after a request of ``parsed`` rows, ``inserted`` of them taken
+        (landed or, by the drop sink, checked and dropped), ``errors`` the rest's."""
+        self.rows_parsed += parsed
+        self.rows_inserted += inserted
+        self.rows_error_count += parsed - inserted
+        if errors:
+            self.last_error_message = errors[-1]
+            self.last_error_timestamp_ms = int(time.time() * 1000)
+            self.last_error_offset_upper_bound = offset_token
+        if offset_token is not None:
+            self.last_committed_offset_token = offset_token
+
     def continuation_token(self) -> str:
         return f"{self.client_sequencer}_{self.continuation}"
 
@@ -173,7 +186,7 @@ class Stats:
             self.files_landed += requests
             self.landing_seconds += seconds
             self.last_land_time = time.time()
-            self._channel_took(key, parsed, inserted, errors, offset_token)
+            self._state(key).took(parsed, inserted, errors, offset_token)
 
     def dropped(
         self,
@@ -189,28 +202,7 @@ class Stats:
             self.rows_received += parsed
             self.rows_dropped += parsed - len(errors)
             self.rows_rejected += len(errors)
-            self._channel_took(key, parsed, parsed - len(errors), errors, offset_token)
-
-    def _channel_took(
-        self,
-        key: tuple[str, str, str, str],
-        parsed: int,
-        inserted: int,
-        errors: list[str],
-        offset_token: str | None,
-    ) -> None:
-        """Under the lock: channel ``key``'s status after a request of ``parsed`` rows,
-        ``inserted`` of them taken (landed or, by the drop sink, checked and dropped)."""
-        state = self._state(key)
-        state.rows_parsed += parsed
-        state.rows_inserted += inserted
-        state.rows_error_count += parsed - inserted
-        if errors:
-            state.last_error_message = errors[-1]
-            state.last_error_timestamp_ms = int(time.time() * 1000)
-            state.last_error_offset_upper_bound = offset_token
-        if offset_token is not None:
-            state.last_committed_offset_token = offset_token
+            self._state(key).took(parsed, parsed - len(errors), errors, offset_token)
 
     def _state(self, key: tuple[str, str, str, str]) -> ChannelState:
         """Under the lock: the channel's state, made if there is none (a dropped one as it is)."""
