@@ -82,6 +82,11 @@ def test_step_follows_its_stages_after_a_marked_warmup(home: Path) -> None:
     assert [(x["stage"], x["target_bps"]) for x in summary["stages"]] == [
         (0, 1e6), (1, 2e6), (2, 3e6)
     ]  # fmt: skip
+    # the per-stage table run prints (stderr with --json): a line a stage, then the run
+    table = err[err.index("per stage (warmup left out") :].splitlines()
+    assert [x.split()[0] for x in table[3:6]] == ["0", "1", "2"] and table[7].split()[0] == "run"
+    targets = [float(x.split()[2]) for x in table[3:6]]
+    assert targets == pytest.approx([1.0, 2.0, 3.0], abs=0.05)
     # the monitor's per-stage rows: the result file's per-stage figures, one row a stage
     rows = query_emulator(home, "SELECT * FROM ELASTIC_K8S_METRICS_STAGES WHERE RUN_ID = "
                           "'step-e2e' ORDER BY STAGE")  # fmt: skip
@@ -128,3 +133,4 @@ def test_every_shipped_scenario_runs_at_a_short_duration(name: str, home: Path) 
     seen = {w["stage"] for w in result["windows"]}
     assert seen <= set(range(-1, n)) and n - 1 in seen
     assert summary["warmup_seconds"] == (1 if warmup else 0)
+    assert ("per stage (warmup left out" in err) is (n > 1), err[-2000:]

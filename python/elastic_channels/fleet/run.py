@@ -271,7 +271,7 @@ def _run(
     if search is not None:  # plan --figures reads it from here (or the result file)
         done = not failed and len(summaries) == s.workers
         result["find_max"] = search.finish(done, "emulator" if emu is not None else "account")
-    held = record_result(result, DEFAULT_HOME)
+    held = record_result(result, DEFAULT_HOME, out)
     if args.json:
         print(json.dumps(result))
     ok = not failed and len(summaries) == s.workers and loss_accepted(landed)

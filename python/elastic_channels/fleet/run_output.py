@@ -10,12 +10,12 @@ from typing import Any, TextIO
 
 from ..landing_table import LandingTable
 from ..model import METRICS_TABLE_NAME
-from . import local, report
+from . import local, report, text_table
 from .verify import describe
 
 __all__ = [
-    "finish_monitor", "print_tables", "record_result", "say_last_words", "start_monitor",
-    "write_chart",
+    "finish_monitor", "print_tables", "record_result", "say_last_words", "stages_table",
+    "start_monitor", "write_chart",
 ]  # fmt: skip
 
 
@@ -100,14 +100,18 @@ def write_chart(
     return f"chart: {path}"
 
 
-def record_result(result: dict[str, Any], home: Path) -> bool:
-    """Write the run's result file (``home/results``, docs/RESULTS.md) and say where,
-    then each threshold of its scenario, held or not. Adds ``result_file`` to
+def record_result(result: dict[str, Any], home: Path, out: TextIO = sys.stderr) -> bool:
+    """Print the run's figures per stage to ``out`` when its load shape has more than
+    one stage; write the run's result file (``home/results``, docs/RESULTS.md) and say
+    where, then each threshold of its scenario, held or not. Adds ``result_file`` to
     ``result``. False when a threshold did not hold (or could not be checked); a result
     file that cannot be written is said, and the run's outcome is its own."""
     from .. import results
 
     doc = results.document(result)
+    if len(doc["stages"]) > 1:
+        print("per stage (warmup left out; as the result file holds them):", file=out)
+        print(stages_table(doc["stages"], doc["figures"]) + "\n", file=out)
     try:
         path = results.write(doc, home)
         result["result_file"] = str(path)
@@ -124,3 +128,32 @@ def record_result(result: dict[str, Any], home: Path) -> bool:
     result["thresholds_checked"] = doc["thresholds"]
     result["thresholds_held"] = doc["thresholds_held"]
     return doc["thresholds_held"] is not False
+
+
+STAGE_COLUMNS: list[text_table.Column] = [
+    ("stage", "stage", "{}"),
+    ("seconds", "seconds", "{:.1f}"),
+    ("target MB/s", "target_mb_per_s", "{:.1f}"),
+    ("MB/s", "mb_per_s", "{:.1f}"),
+    ("acked MB/s", "acked_mb_per_s", "{:.1f}"),
+    ("ack p50 ms", "ack_p50_ms", "{:.0f}"),
+    ("ack p99 ms", "ack_p99_ms", "{:.0f}"),
+    ("behind p99 ms", "behind_p99_ms", "{:.0f}"),
+    ("errors", "errors", "{:,}"),
+]
+
+
+def stages_table(stages: list[dict[str, Any]], figures: dict[str, Any]) -> str:
+    """A run's stages (``results.derive.stage_figures``: MB/s appended and acked over the
+    stage's windows), and the run's own figures below them (acked over the sending
+    window, the one throughput definition)."""
+    total = {
+        "stage": "run",
+        "target_mb_per_s": figures.get("target_mb_per_s"),
+        "acked_mb_per_s": figures.get("mb_per_s"),
+        "ack_p50_ms": figures.get("ack_p50_ms"),
+        "ack_p99_ms": figures.get("ack_p99_ms"),
+        "behind_p99_ms": figures.get("behind_p99_ms"),
+        "errors": figures.get("errors"),
+    }
+    return text_table.render(STAGE_COLUMNS, stages, total)
