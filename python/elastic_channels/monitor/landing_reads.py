@@ -52,20 +52,32 @@ class LandingReads:
         return None
 
     def visible_latency(
-        self, run_id: str, window_s: float, start: float, end: float
+        self,
+        run_id: str,
+        window_s: float,
+        start: float,
+        end: float,
+        last: float | None = None,
     ) -> dict[float, dict[str, Any]]:
         """Ingest-to-visible of the run's rows committed in ``[start, end)`` (epoch s), per
         window of ``window_s``: rows, p50, p99 and average of commit time minus
-        the send time, in ms. Keyed by window start ({} without a send-time column)."""
+        the send time, in ms. Keyed by window start ({} without a send-time column).
+        With ``last`` (a window start), the rows committed after that window are counted
+        in it: the run's last window holds every commit that came after it."""
         window_ms = round(window_s * 1000)
         where = self._run_rows()
         if self.send_time is None or where is None:
             return {}
         send = _quoted(self.send_time)
         latency = f"TIMESTAMPDIFF(MICROSECOND, {send}, METADATA$ROW_LAST_COMMIT_TIME)"
+        bucket = (
+            f"FLOOR(DATE_PART(EPOCH_MILLISECOND, METADATA$ROW_LAST_COMMIT_TIME) / "
+            f"{window_ms}) * {window_ms}"
+        )
+        if last is not None:
+            bucket = f"LEAST({bucket}, {round(last * 1000)})"
         result = self.client.execute(
-            f"SELECT FLOOR(DATE_PART(EPOCH_MILLISECOND, METADATA$ROW_LAST_COMMIT_TIME) / "
-            f"{window_ms}) * {window_ms} AS BUCKET_MS, COUNT(*) AS N, "
+            f"SELECT {bucket} AS BUCKET_MS, COUNT(*) AS N, "
             f"PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY {latency}) AS P50_US, "
             f"PERCENTILE_CONT(0.99) WITHIN GROUP (ORDER BY {latency}) AS P99_US, "
             f"AVG({latency}) AS AVG_US "

@@ -17,8 +17,8 @@ run; a late line of one reads its lines back and updates its rows (see :mod:`.pr
 
 Ingest-to-visible per window is read off the landing table's commit times when the
 fleet row is written, and read again once ``settle_s`` has passed after the window's
-end (commit times are the target's clock) and at the final flush, which also adds
-windows for rows committed after the workers' last one (see :mod:`.visible`);
+end (commit times are the target's clock) and at the final flush, which counts the
+rows committed after the workers' last window in that window (see :mod:`.visible`);
 :meth:`Monitor.wait_visible` before it waits for the acknowledged rows to be visible.
 That read fails on its own: on a landing table without row timestamps the rows are
 written with the visible columns NULL (unknown), and a warning says what to do.
@@ -196,8 +196,7 @@ class Monitor:
         news = {w.window_start for w in fleet if not w.fleet_written or w.fleet_dirty}
         assert self.run_id is not None
         # Never raises: on failure the windows keep their visible figures unknown.
-        for w in self.reader.read(self.run_id, fleet, now=now, final=final):
-            fleet.append(self.book.windows.setdefault(w.window_start, w))  # later commits
+        self.reader.read(self.run_id, fleet, now=now, final=final)
         lines, done, worker_rows = self.intake.due_rows()
         fleet_dicts = [self._fleet(w) for w in fleet]
         fleet_rows = [rows.fleet_row(self.run_id, f) for f in fleet_dicts if f is not None]

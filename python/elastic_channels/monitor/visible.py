@@ -2,10 +2,13 @@
 
 For the windows being written, one query gives, per window of commit time, the run's
 rows committed in it and the p50/p99/average of commit time minus ``SALE_TIME``. At the
-end of a run, rows still committing after the workers' last window get windows of their
-own (no worker reports them: ``WORKERS_REPORTING`` 0), so every landed row of the run
-is in exactly one window; :func:`wait_landed` first waits until the rows the workers
-had acknowledged are all visible (commits trail acks by seconds on an account).
+end of a run, rows still committing after the workers' last window are counted in that
+last window (no window is written after the last worker's: such a window would read
+0 workers and 0 MB/s), so every landed row of the run is in exactly one window;
+:func:`wait_landed` first waits until the rows the workers had acknowledged are all
+visible (commits trail acks by seconds on an account). Tables written by an earlier
+version may hold commits-only windows (``WORKERS_REPORTING`` 0): they are read back as
+they are.
 
 The read fails on its own (:class:`VisibleReader`): a landing table without row
 timestamps (a Snowflake-managed Iceberg table has none; a native table made before
@@ -63,20 +66,15 @@ class VisibleReader:
         """Whether a read may be tried now."""
         return self.on and now >= self._retry_at
 
-    def read(
-        self, run_id: str, windows: list[Window], *, now: float, final: bool = False
-    ) -> list[Window]:
-        """:func:`read_visible` for ``windows``, or nothing (and their figures left as
-        they were) if it fails."""
+    def read(self, run_id: str, windows: list[Window], *, now: float, final: bool = False) -> None:
+        """:func:`read_visible` for ``windows``; if it fails, their figures are left as
+        they were."""
         if not windows or not self.on or (now < self._retry_at and not final):
-            return []
+            return
         try:
-            return read_visible(
-                self.sink, run_id, windows, now=now, settle_s=self.settle_s, final=final
-            )
+            read_visible(self.sink, run_id, windows, now=now, settle_s=self.settle_s, final=final)
         except SqlError as e:
             self._failed(e, now)
-            return []
 
     def _failed(self, e: SqlError, now: float) -> None:
         first = self.error is None
@@ -108,23 +106,17 @@ def read_visible(
     now: float,
     settle_s: float,
     final: bool = False,
-) -> list[Window]:
-    """Fill in ``visible`` of ``windows``; with ``final``, also return new windows for
-    commits after the last of them."""
+) -> None:
+    """Fill in ``visible`` of ``windows``; with ``final``, the last of them also counts
+    the commits after it."""
     window_s = windows[0].window_seconds
     start = min(w.window_start for w in windows)
     end = max(w.end for w in windows) + (FINAL_HORIZON_S if final else 0.0)
-    found = sink.visible_latency(run_id, window_s, start, end)
+    last = max(w.window_start for w in windows) if final else None
+    found = sink.visible_latency(run_id, window_s, start, end, last=last)
     for w in windows:
         w.visible = found.pop(w.window_start, {}) or {"visible_rows": 0}
         w.visible_final = final or now >= w.end + settle_s
-    extra = []
-    if final:
-        last = max(w.window_start for w in windows)
-        for ws, figures in sorted(found.items()):
-            if ws > last:
-                extra.append(Window(ws, window_s, visible=figures, visible_final=True))
-    return extra
 
 
 def _refused(message: str) -> bool:
