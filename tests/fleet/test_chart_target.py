@@ -40,3 +40,13 @@ def test_windows_without_a_target_draw_none(tmp_path: Path) -> None:
     assert not fig.axes[0].patches
     write_chart(tmp_path / "c.png", windows, "run")
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_sliver_of_a_window_is_not_drawn_and_a_longer_partial_one_is() -> None:
+    full = [window(k, None, False, 2.0) for k in range(2)]
+    part = {**window(2, None, False, 1.9), "partial": True, "end": 102.6, "window_seconds": 1.0}
+    sliver = {**window(3, None, False, 900.0), "partial": True, "window_seconds": 1.0}
+    sliver["end"] = sliver["start"] + 0.001  # one batch in 1 ms reads 900 MB/s
+    fig = draw([*full, part, sliver], "run")
+    drawn = [y for ln in fig.axes[0].get_lines() for y in ln.get_ydata()]
+    assert 1.9 in drawn and 900.0 not in drawn

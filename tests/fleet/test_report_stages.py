@@ -78,3 +78,22 @@ def test_the_progress_line_says_the_target_and_warmup() -> None:
     assert "(target 2.0)" in text and "warmup (outside the run's figures)" in text
     plain = {**aggregate_window([line(0, 0, target=None, stage=None, warmup=False)]), "t": 1.0}
     assert "target" not in format_window(plain) and "warmup" not in format_window(plain)
+
+
+def sliver(covered: float) -> dict:
+    """A fleet window of 1 s whose one worker sent 1 MB in its first ``covered`` s."""
+    w = {**line(0, 5, target=None, stage=None, warmup=False), "partial": True}
+    w["end"] = w["start"] + covered
+    return {**aggregate_window([w]), "t": 6.0}
+
+
+def test_a_sliver_of_a_window_shows_no_rate_where_a_longer_partial_one_does() -> None:
+    short, longer = sliver(0.002), sliver(0.5)
+    assert short["mb_per_s"] == pytest.approx(500.0, rel=1e-3)  # 1 MB in 2 ms
+    text = format_window(short)
+    assert "MB/s" in text and "500" not in text and "partial window of 2 ms: no rate" in text
+    assert "  2.0 MB/s" in format_window(longer)
+    assert "rates over the part it covers" in format_window(longer)
+    table = windows_table([short, longer], {"mb_per_s": 1.0}).splitlines()
+    assert " 500" not in table[2] and " 2.0 " in table[3]
+    assert table[2].split()[4:6] == ["-", "-"]  # MB/s and rows/s of the sliver

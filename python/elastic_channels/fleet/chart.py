@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from ..measures import MB
-from .report import window_seconds_covered
+from .report import is_sliver, window_seconds_covered
 
 
 def write_chart(
@@ -28,13 +28,15 @@ def write_chart(
 def draw(windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None = None) -> Figure:
     """Fleet MB/s and ack latency per window. A window some workers did not report in
     full (the first and last of a run: partial, or a worker already done) is drawn as a
-    hollow grey point, its rate over the part it covers, apart from the full windows.
+    hollow grey point, its rate over the part it covers, apart from the full windows; a
+    sliver (``report.is_sliver``: a few ms after a window's start) is not drawn.
     When the windows carry a target (the fleet's, ``target_bps``) it is drawn beside
     the achieved rate, and warmup windows are shaded (they are outside the run's
     figures). ``run``: the run's totals (``fleet_totals``), whose MB/s goes in the
     title."""
     workers = max(int(w.get("workers") or 0) for w in windows)
-    sent = [w for w in windows if w.get("rows")]  # not the drain's windows: acks only
+    # not the drain's windows (acks only), nor a sliver's rate (a batch over a few ms)
+    sent = [w for w in windows if w.get("rows") and not is_sliver(w)]
     full = [w for w in sent if not w.get("partial") and w.get("workers") == workers]
     part = [w for w in sent if w not in full]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)

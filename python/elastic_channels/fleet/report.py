@@ -5,6 +5,7 @@ A fleet window is the workers' windows with the same wall-clock ``window_start``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..measures import MB, cpu_s_per_gb, run_throughput
@@ -95,13 +96,22 @@ def format_window(w: dict[str, Any]) -> str:
         return "-" if v is None else f"{v:.0f}"
 
     target = w.get("target_bps")
+    sliver = is_sliver(w)
+    rate = f"{'-':>9} MB/s " if sliver else f"{w['mb_per_s']:9.1f} MB/s "
+    rows = f"{'-':>11} rows/s" if sliver else f"{w['rows_per_s']:>11,.0f} rows/s"
     return (
-        f"[{w['t']:7.1f}s] {w['workers']:3d} workers {w['mb_per_s']:9.1f} MB/s "
+        f"[{w['t']:7.1f}s] {w['workers']:3d} workers {rate}"
         + (f"(target {target / MB:.1f}) " if target is not None else "")
-        + f"{w['rows_per_s']:>11,.0f} rows/s  ack p50 {ms(w['ack_p50_ms'])} ms "
+        + f"{rows}  ack p50 {ms(w['ack_p50_ms'])} ms "
         f"p99 {ms(w['ack_p99_ms'])} ms  in flight {w['in_flight_bytes'] / MB:.1f} MB"
         + ("  warmup (outside the run's figures)" if w.get("warmup") else "")
-        + ("  (partial window: rates over the part it covers)" if w.get("partial") else "")
+        + (
+            f"  (partial window of {window_seconds_covered(w) * 1e3:.0f} ms: no rate)"
+            if sliver
+            else "  (partial window: rates over the part it covers)"
+            if w.get("partial")
+            else ""
+        )
     )
 
 
@@ -180,12 +190,13 @@ def windows_table(windows: list[dict[str, Any]], run: dict[str, Any] | None = No
     stage (``warmup`` for warmup's) and target, and the run: its rates from ``run``
     (``fleet_totals``: acked bytes over the sending window, the one definition, warmup
     left out), not from the windows' span, which starts before the first send; its rows
-    and mean target over the windows after warmup."""
+    and mean target over the windows after warmup. A sliver's rates read ``-``."""
     import datetime as dt
 
     rows = [
         {**w, "clock": dt.datetime.fromtimestamp(float(w["window_start"]), dt.timezone.utc)
-         .strftime("%H:%M:%S"), "stage_text": stage_text(w), "target_mb_per_s": _mb(w)}
+         .strftime("%H:%M:%S"), "stage_text": stage_text(w), "target_mb_per_s": _mb(w),
+         **({"mb_per_s": None, "rows_per_s": None} if is_sliver(w) else {})}
         for w in windows
     ]  # fmt: skip
     kept = [w for w in windows if not w.get("warmup")]
@@ -206,13 +217,26 @@ def _mb(w: dict[str, Any]) -> float | None:
     return None if target is None else float(target) / MB
 
 
-def window_seconds_covered(w: dict[str, Any]) -> float:
+def window_seconds_covered(w: Mapping[str, Any]) -> float:
     """The seconds a window covers: from its first start (its ``window_start`` when not
     said) to its last end, else its length."""
     try:
         return max(float(w["end"]) - float(w.get("start") or w["window_start"]), 0.0)
     except (KeyError, TypeError, ValueError):
         return float(w.get("window_seconds") or 0)
+
+
+#: A partial window covering less than this part of its length is a sliver: its rate,
+#: a batch or two over a few milliseconds, says nothing of the run and is not drawn.
+SLIVER_FRACTION = 0.1
+
+
+def is_sliver(w: Mapping[str, Any]) -> bool:
+    """Whether ``w`` is a partial window too short for its rate to mean anything (it
+    covers less than :data:`SLIVER_FRACTION` of its length). Its counts still add up
+    into the run's figures; only its rate is left out of progress lines and charts."""
+    length = float(w.get("window_seconds") or 0)
+    return bool(w.get("partial")) and window_seconds_covered(w) < SLIVER_FRACTION * length
 
 
 def mean_target_mb(windows: list[dict[str, Any]]) -> float | None:

@@ -13,6 +13,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 
+from ..fleet.report import is_sliver
 from ..measures import MB
 
 Window = Mapping[str, Any]
@@ -37,7 +38,7 @@ def write_compare_chart(path: Path, runs: Sequence[tuple[str, Sequence[Window]]]
         color = f"C{i % 10}"
         points = aligned(windows)
         warm = warm or any(w.get("warmup") for _, w in points)
-        sent = [(x, w) for x, w in points if w.get("rows")]
+        sent = [(x, w) for x, w in points if w.get("rows") and not is_sliver(w)]
         top.plot(
             [x for x, _ in sent], [w.get("mb_per_s") for _, w in sent],
             marker="o", markersize=3, color=color, label=label,
