@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from ..model import TABLE_NAME
-from .cli_serve import add_serve, finite_count, finite_fraction, finite_seconds, friendly
+from .cli_serve import add_serve, friendly
+from .cli_types import finite_count, finite_fraction, finite_seconds
 from .control import ControlClient, query_offline, running_server, stats_offline
 from .http.faults import ACTIONS, ENDPOINTS, FAULT_STATUSES
 

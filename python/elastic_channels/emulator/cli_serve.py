@@ -6,7 +6,6 @@ import argparse
 import functools
 import json
 import logging
-import math
 import signal
 import sys
 import threading
@@ -18,16 +17,14 @@ from ..landing_table import WORKLOAD_HELP, landing_table
 from ..log import configure_logging
 from ..model import PIPE_NAME, TABLE_NAME
 from .api.drop_sink import SINKS
+from .cli_types import finite_count, finite_seconds, mbps, served_host, user_key
 from .control import ControlError, running_server
 from .emulator import Emulator, EmulatorConfig, write_json_atomic
-from .http.server import SERVED_HOSTS, HttpLimits, check_served_host
+from .http.server import SERVED_HOSTS, HttpLimits
 from .landing.parse_backends import PARSE_BACKENDS
 from .storage.store import StoreError
 
-__all__ = [
-    "SERVED_HOSTS", "add_serve", "finite_count", "finite_fraction", "finite_seconds",
-    "friendly",
-]  # fmt: skip
+__all__ = ["SERVED_HOSTS", "add_serve", "friendly"]
 
 
 def friendly(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -42,85 +39,6 @@ def friendly(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             return 1
 
     return run_command
-
-
-def _user_key(spec: str) -> tuple[str, Path]:
-    user, sep, path = spec.partition("=")
-    if not sep or not user or not path:
-        raise argparse.ArgumentTypeError(f"expected USER=PATH, got {spec!r}")
-    if not Path(path).is_file():
-        raise argparse.ArgumentTypeError(f"public key file {path} does not exist")
-    return user.upper(), Path(path)
-
-
-def _host(value: str) -> str:
-    try:
-        return check_served_host(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def finite_seconds(
-    *, positive: bool = False, at_most: float | None = None
-) -> Callable[[str], float]:
-    """An argparse type for a duration flag: a finite number of seconds (``nan`` and
-    ``inf`` would remove the bound it sets), 0 or more (more than 0 if ``positive``)."""
-
-    def seconds(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{text!r}: a duration must be a finite number")
-        if value < 0 or (positive and value == 0):
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: a duration must be {'more than 0' if positive else '0 or more'}"
-            )
-        if at_most is not None and value > at_most:
-            raise argparse.ArgumentTypeError(f"{text!r}: at most {at_most:g} seconds")
-        return value
-
-    return seconds
-
-
-def finite_count(*, positive: bool = False) -> Callable[[str], int]:
-    """An argparse type for a whole count (ms, seconds, connections): 0 or more."""
-
-    def count(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < 0 or (positive and value == 0):
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: must be {'more than 0' if positive else '0 or more'}"
-            )
-        return value
-
-    return count
-
-
-def finite_fraction(text: str) -> float:
-    """An argparse type for a probability: a finite number from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and 0 <= value <= 1):
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a number from 0 to 1")
-    return value
-
-
-def _mbps(text: str) -> float:
-    """An argparse type for a rate in MB/s: a finite number more than 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of MB/s") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: a rate must be a finite number > 0")
-    return value
 
 
 def add_serve(sub: Any) -> None:
@@ -153,7 +71,7 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument(
         "--host",
-        type=_host,
+        type=served_host,
         default="127.0.0.1",
         help="loopback address to bind: 127.0.0.1 (default) or localhost, the names the "
         "server's certificate and the client properties cover; any other address (::1, "
@@ -186,7 +104,7 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument(
         "--public-key",
-        type=_user_key,
+        type=user_key,
         action="append",
         default=[],
         metavar="USER=PEM",
@@ -262,7 +180,7 @@ def add_serve(sub: Any) -> None:
     )
     s.add_argument(
         "--channel-limit-mbps",
-        type=_mbps,
+        type=mbps,
         default=None,
         metavar="X",
         help="each channel's throughput limit in MB/s (10^6 bytes, uncompressed: inline "
