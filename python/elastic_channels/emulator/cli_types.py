@@ -30,6 +30,14 @@ def served_host(value: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _number(text: str, of: str) -> float:
+    """``text`` as a float, or the argparse error that says it is not a number ``of``."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number{of}") from None
+
+
 def finite_seconds(
     *, positive: bool = False, at_most: float | None = None
 ) -> Callable[[str], float]:
@@ -37,10 +45,7 @@ def finite_seconds(
     ``inf`` would remove the bound it sets), 0 or more (more than 0 if ``positive``)."""
 
     def seconds(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        value = _number(text, " of seconds")
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text!r}: a duration must be a finite number")
         if value < 0 or (positive and value == 0):
@@ -73,10 +78,7 @@ def finite_count(*, positive: bool = False) -> Callable[[str], int]:
 
 def finite_fraction(text: str) -> float:
     """An argparse type for a probability: a finite number from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = _number(text, "")
     if not (math.isfinite(value) and 0 <= value <= 1):
         raise argparse.ArgumentTypeError(f"{text!r}: must be a number from 0 to 1")
     return value
@@ -84,10 +86,7 @@ def finite_fraction(text: str) -> float:
 
 def mbps(text: str) -> float:
     """An argparse type for a rate in MB/s: a finite number more than 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of MB/s") from None
+    value = _number(text, " of MB/s")
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r}: a rate must be a finite number > 0")
     return value
