@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from .. import rows
 from ..landing_table import DEFAULT_WORKLOAD, load_checked, workload_arg
 from ..rows import Backend
-from ..worker.config import WorkerConfig
 from ..worker.settings import BY_NAME
 from ..worker.workload_source import workload_generators
 
@@ -47,8 +46,7 @@ def checked(given: str | None, environ: Mapping[str, str]) -> tuple[str, str]:
 
 @dataclasses.dataclass(frozen=True)
 class _GeneratorSettings:
-    """What ``workload_generators`` reads of a :class:`WorkerConfig`; the bench has no
-    connection, pipe or pacing settings to fill in the rest with."""
+    """The bench's :class:`..worker.workload_source.GeneratorSettings`."""
 
     run_id: str
     worker_id: int
@@ -64,5 +62,5 @@ def make_generator(
     if workload == DEFAULT_WORKLOAD:
         return rows.make_generator(run_id, worker_id, backend=backend), backend
     cfg = _GeneratorSettings(run_id, worker_id, encoder, workload)
-    make, backend = workload_generators(cast(WorkerConfig, cfg), backend)
+    make, backend = workload_generators(cfg, backend)
     return make(0), backend

@@ -13,16 +13,31 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from .. import rows
 from ..landing_table import load_checked
 from ..rows import Backend, native_module
-from .config import ConfigError, WorkerConfig
+from .config import ConfigError
 
-__all__ = ["native_workload_module", "workload_generators"]
+__all__ = ["GeneratorSettings", "native_workload_module", "workload_generators"]
 
 log = logging.getLogger("elastic_channels.worker")
+
+
+class GeneratorSettings(Protocol):
+    """What :func:`workload_generators` reads of its settings: a worker's
+    :class:`.config.WorkerConfig`, or the bench's few settings (no connection, pipe or
+    pacing to fill in the rest with)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def worker_id(self) -> int: ...
+    @property
+    def encoder(self) -> str | None: ...
+    @property
+    def workload(self) -> str: ...
 
 
 @functools.lru_cache(maxsize=4)
@@ -42,7 +57,7 @@ def native_workload_module() -> Any:
 
 
 def workload_generators(
-    cfg: WorkerConfig, encoder: Backend
+    cfg: GeneratorSettings, encoder: Backend
 ) -> tuple[Callable[[int], Any], Backend]:
     """(a function making this worker's generator from a sequence number, the backend it
     uses): ``encoder`` is the backend chosen for the run; native falls back to the
