@@ -219,3 +219,31 @@ def test_without_a_schedule_windows_say_no_target() -> None:
     w = meter.close_window(0, 0)
     assert (w["target_bps"], w["stage"], w["warmup"]) == (None, None, False)
     assert "stages" not in meter.summary(0)
+
+
+def test_a_run_ending_on_a_boundary_leaves_no_empty_window_to_cut_short() -> None:
+    meter, c = make(5.0)
+    c.mono += 2.5  # wall ..005.0: a boundary
+    meter.record_sent(10, 1000)
+    c.mono += 5.0  # wall ..010.0: the run ends on the next boundary
+    assert meter.nothing_left() is False  # the window [..005, ..010) waits
+    lines = []
+    while meter.window_due():
+        lines.append(meter.close_window(0, 0))
+    assert lines[-1]["rows"] == 10 and lines[-1]["end"] == 1_700_000_010.0
+    c.mono += 0.001  # the drain: nothing happened in the new window
+    assert meter.nothing_left() is True
+    meter.record_acked(10, 1000, 0.2)  # an ack in it: it has something to say
+    assert meter.nothing_left() is False
+
+
+def test_a_window_begun_a_few_ms_late_is_whole_and_one_begun_later_partial() -> None:
+    for late, partial in ((0.002, False), (0.04, False), (0.2, True)):
+        c = Clocks()
+        c.mono += 2.5 + late  # the meter starts at wall ..005 + late
+        meter = Meter(5.0, clock=c.clock, wall=c.wall, cpu=c.cpu)
+        meter.record_sent(10, 1000)
+        c.mono += 5.0 - late  # wall ..010
+        line = meter.close_window(0, 0)
+        assert (line["window_start"], line["rows"]) == (1_700_000_005.0, 10)
+        assert line["partial"] is partial, late

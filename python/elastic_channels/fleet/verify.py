@@ -19,6 +19,7 @@ from typing import Any
 
 from ..landing_table import LandingTable, landing_table
 from ..model import METRICS_TABLE_NAME
+from .local import describe_exit
 from .verify_killed import (
     BURST_S,
     CHANNEL_SEQ_STRIDE,
@@ -270,7 +271,8 @@ def _describe(landed: dict[str, Any]) -> str:
             else "no true upper bound: its pacing is not known"
         )
         parts.append(
-            f"worker {k['worker_id']} ended without a summary (exit {k['exit_code']}): "
+            f"worker {k['worker_id']} ended without a summary "
+            f"({describe_exit(k['exit_code'])}): "
             f"{k['rows_landed']:,} of its rows landed, {k['missing_below_last_landed']:,} "
             f"missing below its last landed row; lost unknown, at least "
             f"{k['lost_at_least']:,}, {bound}"

@@ -89,7 +89,8 @@ def run_worker(w: Worker) -> dict[str, Any]:
     drain(w, time.monotonic() + cfg.drain_timeout_s)
     while w.meter.window_due():  # windows that ended while draining
         w._emit_window()
-    w._emit_window()  # the last one, cut short at the end: partial
+    if not w.meter.nothing_left():
+        w._emit_window()  # the last one, cut short at the end: partial
     w.loop_cpu_s = time.thread_time() - loop_t0
     unacked = w.ledger.unacked_rows()
     summary = w.summary(unacked)

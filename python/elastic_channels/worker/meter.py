@@ -40,6 +40,9 @@ from .schedule import WARMUP, Schedule
 
 __all__ = ["Counts", "Meter", "ack_fields"]
 
+#: A window covered but for this part of its length at either end is still whole.
+PARTIAL_SLACK = 0.01
+
 
 def ack_fields(acks: HdrHistogram) -> dict[str, Any]:
     """Ack latency percentiles of a merged histogram, and the histogram itself, under
@@ -179,6 +182,13 @@ class Meter:
         self._roll(self._clock())
         return bool(self._closed)
 
+    def nothing_left(self) -> bool:
+        """Whether no ended window waits and nothing happened in the open one: the run's
+        end fell on a window's boundary, and a window cut short here would be an empty
+        sliver (0 rows, 0 MB/s: a chart would dive to 0 at the end)."""
+        self._roll(self._clock())
+        return not self._closed and self.window.is_empty()
+
     def close_window(self, in_flight_batches: int, in_flight_bytes: int, **ids: Any) -> dict:
         """The oldest ended window as a JSON-ready dict. With none ended, the current
         window is cut short here (the run's last, partial window) and a new one starts."""
@@ -206,7 +216,10 @@ class Meter:
         assert w.end is not None and w.end_cpu is not None and w.window_start is not None
         seconds = max(w.end - w.start, 1e-9)
         start, end = w.start + self._to_wall, w.end + self._to_wall
-        partial = start > w.window_start + 1e-3 or end < w.window_start + self.window_s - 1e-3
+        # Partial: the window was not covered whole. A start a few ms late (the first
+        # send after a start gate on the boundary) is not: its rate is the window's.
+        slack = max(1e-3, PARTIAL_SLACK * self.window_s)
+        partial = start > w.window_start + slack or end < w.window_start + self.window_s - slack
         return {
             "type": "window",
             **ids,
