@@ -58,7 +58,7 @@ def test_bench_generates_the_workloads_rows(name: str, encoder: str, tmp_path: P
         "--quiet", cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout)  # --json: stdout is the one JSON document
     (worker,) = result["workers"]
     assert worker["backend"] == encoder and worker["rows"] > 0
     row = json.loads(worker["first_row"])
@@ -73,7 +73,7 @@ def test_bench_generates_the_workloads_rows(name: str, encoder: str, tmp_path: P
     mean = round(total["bytes"] / total["rows"], 1)
     assert result["workload"] == name
     assert result["mean_row_bytes"] == total["avg_row_bytes"] == mean
-    assert f"workload {name}: mean row {mean:.1f} bytes" in proc.stdout
+    assert f"workload {name}: mean row {mean:.1f} bytes" in proc.stderr  # --json: there
     assert f"workload {name}" in proc.stderr  # the opening line too
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import subprocess
 import sys
 
@@ -27,7 +29,7 @@ def test_two_workers_hit_the_paced_rate_and_report(encoder: str) -> None:
         "--encoder", encoder, "--batch-bytes", "200000", "--run-id", "bench-test", "--json",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout)  # --json: stdout is one JSON document, nothing else
     workers = result["workers"]
     assert [w["worker_id"] for w in workers] == [0, 1]
     assert {w["backend"] for w in workers} == {encoder}
@@ -38,11 +40,44 @@ def test_two_workers_hit_the_paced_rate_and_report(encoder: str) -> None:
         assert w["mb_per_s"] == pytest.approx(10.0, rel=0.10)
         assert 250 <= w["avg_row_bytes"] <= 310
         assert w["peak_rss_mib"] > 0 and w["cpu_pct"] > 0
-    # The table is printed, one line per worker plus the total, and progress goes
-    # to stderr while it runs, with the path in use.
-    assert "MB/s" in proc.stdout and "total" in proc.stdout
+    # With --json the table goes to stderr, one line per worker plus the total, as
+    # does progress while it runs, with the path in use.
+    table = proc.stderr[proc.stderr.index(": mean row ") :]
+    assert "MB/s" in table and "total" in table
     assert f"{encoder} path" in proc.stderr
     assert "rows/s" in proc.stderr
+
+
+#: A progress line: ``[   4.1s / 5s] 2 workers      20.3 MB/s       70,000 rows/s``.
+PROGRESS = re.compile(r"\[\s*[\d.]+s / [\d.]+s\] \d+ workers ")
+
+
+def test_without_json_the_table_is_on_stdout() -> None:
+    proc = bench(
+        "--workers", "1", "--target-bps", "2e6", "--duration-seconds", "1",
+        "--batch-bytes", "200000", "--run-id", "bench-test", "--quiet",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "mean row" in proc.stdout and "total" in proc.stdout
+    assert not PROGRESS.search(proc.stdout)
+
+
+def test_a_progress_line_only_when_new_progress_came_in() -> None:
+    """Each worker reports about once a second; a line is printed per batch of reports,
+    never again when a worker's result (and no new report) arrives."""
+    seconds = 3.5
+    proc = bench(
+        "--workers", "2", "--target-bps", "2e6", "--duration-seconds", str(seconds),
+        "--batch-bytes", "100000", "--run-id", "bench-test", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if PROGRESS.match(x)]
+    assert lines, proc.stderr
+    repeats = [a for a, b in itertools.pairwise(lines) if a == b]
+    assert not repeats, "\n".join(lines)
+    # At most one line per report: each worker reports at most once a second.
+    assert len(lines) <= 2 * int(seconds), "\n".join(lines)
+    assert json.loads(proc.stdout)["total"]["rows"] > 0
 
 
 @pytest.mark.parametrize(

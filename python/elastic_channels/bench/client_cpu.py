@@ -5,6 +5,8 @@ target rate, paced, for the given duration, and throws them away: no Snowflake, 
 network. It reports per worker and in total the achieved MB/s and rows/s, the CPU
 the process used (as % of one core and as CPU-seconds per GB) and its peak RSS. The
 rows are a workload's (``--workload``, resort sales by default; ``workload.py``).
+With ``--json``, stdout holds one JSON document with all figures and nothing else;
+the tables and progress lines go to stderr.
 
     elastic-channels bench --workers 1 --target-bps 100e6 --duration-seconds 10
     elastic-channels bench --workload my-rows.yaml --target-bps 50e6 --duration-seconds 10
@@ -135,13 +137,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             done.append(results.get(timeout=PROGRESS_EVERY_S))
         except queue.Empty:
             pass
+        fresh = False  # a line only when a report came in: none when a result did
         while True:
             try:
                 w, elapsed, rows, nbytes = progress.get_nowait()
             except queue.Empty:
                 break
             latest[w] = (elapsed, rows, nbytes)
-        if latest and not args.quiet:
+            fresh = True
+        if fresh and not args.quiet:
             secs = max(e for e, _, _ in latest.values())
             tot_rows = sum(r for _, r, _ in latest.values())
             tot_bytes = sum(b for _, _, b in latest.values())
@@ -208,7 +212,12 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--worker-offset", type=int, default=0, help="WORKER_ID of the first worker (default: 0)"
     )
-    p.add_argument("--json", action="store_true", help="also print one JSON line with all figures")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document with all figures on stdout, and nothing else there "
+        "(the tables go to stderr)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_bench, parser=p)
 
@@ -246,9 +255,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     result = run(args)
+    out = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON alone
     mean = result["mean_row_bytes"]
-    print(f"workload {result['workload']}: mean row " + (f"{mean:.1f} bytes" if mean else "-"))
-    print(text_table.render(SUMMARY_COLUMNS, result["workers"], result["total"]))
+    print(
+        f"workload {result['workload']}: mean row " + (f"{mean:.1f} bytes" if mean else "-"),
+        file=out,
+    )
+    print(text_table.render(SUMMARY_COLUMNS, result["workers"], result["total"]), file=out)
     if args.json:
         print(json.dumps(result))
     return 0
