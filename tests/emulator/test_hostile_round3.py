@@ -93,3 +93,39 @@ def test_whole_number_times_in_seconds_or_milliseconds_pass(emu):
                    {"iat": float(now), "exp": float(now + 600)}):  # fmt: skip
         status, reply = sql_statement(emu, "SELECT 1", token=_jwt(emu, **claims))
         assert status == 200, (claims, reply)
+
+
+# --- JSON bodies nested too deep ----------------------------------------------------------
+
+_PIPE = "/v2/streaming/databases/EMULATOR_DB/schemas/PUBLIC/pipes/RESORT_SALES_PIPE"
+_DATA_PIPE = "/v2/streaming/data/databases/EMULATOR_DB/schemas/PUBLIC/pipes/RESORT_SALES_PIPE"
+_DEEP = b"[" * 100_000 + b"]" * 100_000
+# (endpoint, method, path, whose token, body): every JSON body the emulator decodes
+DEEP_BODIES = [
+    ("sql api", "POST", "/api/v2/statements", "jwt", _DEEP),
+    ("sql api (inside)", "POST", "/api/v2/statements", "jwt", b'{"statement": ' + _DEEP + b"}"),
+    ("channel status", "POST", _PIPE + ":bulk-channel-status", "scoped",
+     b'{"channel_names": ' + _DEEP + b"}"),
+    ("open channel", "PUT", _PIPE + "/channels/C1", "scoped", _DEEP),
+    ("filebuffer", "POST", _DATA_PIPE + "/channels/ELASTIC/filebuffer?requestId=deep", "scoped",
+     _DEEP),
+    ("control query", "POST", "/_emulator/query", "control", _DEEP),
+    ("control wait", "POST", "/_emulator/wait-landed", "control", _DEEP),
+    ("control faults", "POST", "/_emulator/faults", "control", _DEEP),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "method", "path", "who", "body"), DEEP_BODIES,
+                         ids=[c[0] for c in DEEP_BODIES])  # fmt: skip
+def test_a_json_body_nested_too_deep_is_400_with_a_plain_reason(emu, name, method, path, who, body):
+    token = {"jwt": emu.keypair_jwt, "scoped": emu.scoped_token, "control": lambda: emu.secret}
+    headers = {"Authorization": f"Bearer {token[who]()}", "Content-Type": "application/json"}
+    if who == "jwt":
+        headers["X-Snowflake-Authorization-Token-Type"] = "KEYPAIR_JWT"
+    status, _, out = emu.request(method, path, body, headers, timeout=60)
+    assert status == 400, (status, out[:300])
+    assert b"nested too deep" in out, out[:300]
+    for internal in (b"recursion", b"Recursion", b"emulator error", b"Traceback"):
+        assert internal not in out, out[:300]
+    status, reply = sql_statement(emu, "SELECT 1 AS ONE")  # and the emulator goes on
+    assert status == 200 and reply["data"] == [["1"]]

@@ -24,6 +24,7 @@ from ..http.errors import ApiError, Reply
 from ..http.faults import FaultTable
 from ..http.routes import Request, Route
 from ..storage.store import StoreError
+from .json_body import BadJson, decode_json
 
 __all__ = ["control_routes"]
 
@@ -32,9 +33,9 @@ _JSON = ("application/json",)
 
 def _args(req: Request) -> Any:
     try:
-        return msgspec.json.decode(req.body) if req.body.strip() else {}
-    except msgspec.DecodeError as e:
-        raise ApiError(400, "ERR_CONTROL", f"body is not JSON: {e}") from None
+        return decode_json(req.body) if req.body.strip() else {}
+    except BadJson as e:
+        raise ApiError(400, "ERR_CONTROL", str(e)) from None
 
 
 class Controlled(Protocol):

@@ -21,11 +21,10 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
-import msgspec
-
 from ..http.errors import ApiError
 from ..landing.crashpoints import crash_point
 from .fragments import Fragment, open_fragment, parse_fragments
+from .json_body import BadJson, decode_json
 from .pipe_keys import PipeKeyError, PipeKeys
 
 if TYPE_CHECKING:
@@ -78,9 +77,9 @@ class FileRegistrations:
         fragments' uncompressed bytes once every check passed, before any is taken; its
         ApiError (the channel limit's 429) refuses the call whole too."""
         try:
-            doc = msgspec.json.decode(body)
-        except msgspec.DecodeError as e:
-            raise ApiError(400, "ERR_INVALID_BODY", f"body is not JSON: {e}") from None
+            doc = decode_json(body)
+        except BadJson as e:
+            raise ApiError(400, "ERR_INVALID_BODY", str(e)) from None
         fragments = parse_fragments(doc)
         ids = [f.id for f in fragments]
         if len(set(ids)) != len(ids):

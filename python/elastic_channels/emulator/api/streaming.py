@@ -24,6 +24,7 @@ from .account import AccountCalls, Target
 from .channel_limit import ChannelLimit, client_of
 from .drop_sink import DropSink
 from .files import FileRegistrations
+from .json_body import BadJson, decode_json
 from .pipe_keys import PipeKeys
 from .stats import Stats
 
@@ -121,9 +122,9 @@ class SnowpipeApi:
 
     def _json_body(self, req: Request) -> dict[str, Any]:
         try:
-            body = msgspec.json.decode(req.body) if req.body.strip() else {}
-        except msgspec.DecodeError as e:
-            raise ApiError(400, "ERR_INVALID_REQUEST", f"body is not JSON: {e}") from None
+            body = decode_json(req.body) if req.body.strip() else {}
+        except BadJson as e:
+            raise ApiError(400, "ERR_INVALID_REQUEST", str(e)) from None
         if not isinstance(body, dict):
             raise ApiError(400, "ERR_INVALID_REQUEST", "body must be a JSON object")
         return body

@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..api.json_body import BadJson, decode_json
 from .bindings import bindings
 from .bookkeeping import own_relations
 from .errors import SqlApiError, bad_request
@@ -114,9 +115,9 @@ def handle_statement(body: Any, write_con: Any, read_con: Any = None) -> tuple[i
 
 def _decoded(raw: bytes) -> Any:
     try:
-        return json.loads(raw or b"null")
-    except ValueError as e:
-        raise bad_request(f"malformed JSON: {e}") from None
+        return decode_json(raw or b"null", json.loads)
+    except BadJson as e:
+        raise bad_request(str(e)) from None
 
 
 def statements_route(connection: Callable[[], Any], pool: StatementPool | None = None) -> Any:
