@@ -14,11 +14,13 @@ import threading
 import time
 from concurrent.futures import Future
 
+import duckdb
 import pytest
 from emulator_support import ROWS_PATH, EmulatorProcess
 from sql_api_support import sql_statement
 
 from elastic_channels.emulator.sql.errors import SqlApiError
+from elastic_channels.emulator.sql.execute import Deadline, execute
 from elastic_channels.emulator.sql.pool import StatementPool
 from elastic_channels.rows import ResortGenerator
 
@@ -92,7 +94,7 @@ def test_an_append_is_acked_while_16_slow_statements_run(emu):
     for status, reply, seconds in answers:
         assert status == 408 and reply["code"] == "000630", reply
         assert "timeout of 8 second(s)" in reply["message"]
-        assert seconds < 8 + 50, f"answered after {seconds:.1f} s"  # canceled, not minutes
+        assert seconds < 8 + 25, f"answered after {seconds:.1f} s"  # canceled, not minutes
     assert emu.wait_landed(60)
     n = emu.query("SELECT count(*) AS n FROM RESORT_SALES WHERE RUN_ID = 'under-load'")
     assert n == [{"n": 1000}]
@@ -112,6 +114,67 @@ def test_a_statement_past_its_timeout_is_canceled_408_and_a_write_rolled_back(em
     assert status == 408, reply
     status, reply = _statement(emu, "SELECT count(*) FROM SCRATCH")
     assert status == 200 and reply["data"] == [["0"]], reply
+
+
+class _LateStart:
+    """A DuckDB connection whose cursors start ``sql`` only once ``deadline`` has passed,
+    as a statement taken from the pool's queue just before its deadline does (the race
+    the audit of issue #23 found: the one interrupt at the deadline came before DuckDB
+    ran the statement, was dropped, and the statement ran unbounded, 51.8 s)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, sql: str, deadline: Deadline) -> None:
+        self.con, self.sql, self.deadline = con, sql, deadline
+        self.cursors: list[duckdb.DuckDBPyConnection] = []
+        self.started_late = False
+
+    def cursor(self) -> _LateCursor:
+        cur = self.con.cursor()
+        self.cursors.append(cur)
+        return _LateCursor(self, cur)
+
+
+class _LateCursor:
+    def __init__(self, con: _LateStart, cur: duckdb.DuckDBPyConnection) -> None:
+        self._con, self._cur = con, cur
+
+    def execute(self, query: str, *args: object) -> object:
+        if query == self._con.sql:
+            while self._con.deadline.left > -0.2:
+                time.sleep(0.01)
+            self._con.started_late = True
+        return self._cur.execute(query, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._cur, name)
+
+
+def test_a_statement_that_starts_just_after_its_deadline_is_still_canceled():
+    con = duckdb.connect()
+    deadline = Deadline(1.5, time.monotonic())  # time for the guard, in the block before
+    late = _LateStart(con, SLOW, deadline)
+    done = threading.Event()
+
+    def watchdog() -> None:  # bounds the test when the statement is not canceled
+        if done.wait(15):
+            return
+        while not done.wait(0.2):
+            for cur in late.cursors:
+                try:
+                    cur.interrupt()
+                except duckdb.Error:
+                    pass
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        with pytest.raises(SqlApiError) as e:
+            execute(SLOW, [], late, None, deadline)
+        took = time.monotonic() - deadline.start
+    finally:
+        done.set()
+        con.close()
+    assert late.started_late, "the statement did not start after its deadline: no race run"
+    assert e.value.status == 408 and "timeout of 1.5 second(s)" in e.value.message
+    assert took < 1.5 + 5, f"canceled {took - 1.5:.1f} s after its deadline"
 
 
 @pytest.mark.parametrize("timeout", ["abc", -1, 1.5, True, None])

@@ -46,32 +46,45 @@ class Deadline:
         )  # fmt: skip
 
 
+#: How often a statement past its deadline is interrupted again, until it has stopped.
+INTERRUPT_EVERY_S = 0.05
+
+
 @contextmanager
 def _interrupted_at(cur: duckdb.DuckDBPyConnection, deadline: Deadline | None) -> Iterator[None]:
-    """Interrupt what ``cur`` runs once ``deadline`` passes (while in the block)."""
+    """Interrupt what ``cur`` runs once ``deadline`` passes, and again every
+    :data:`INTERRUPT_EVERY_S` until the block is over: DuckDB drops an interrupt that
+    comes before its query starts, so one interrupt at the deadline left a statement
+    that started just after it (taken from the pool's queue late) to run unbounded."""
     if deadline is None:
         yield
         return
     if deadline.left <= 0:
         raise deadline.timed_out()
-    done = threading.Lock()
+    done = threading.Event()
+    lock = threading.Lock()  # no interrupt once the block is over: the cursor may be closed
 
     def interrupt() -> None:
-        with done:  # not once the block is over: the cursor may be closed by then
-            try:
-                cur.interrupt()
-            except duckdb.Error:
-                pass
+        if done.wait(max(0.0, deadline.left)):
+            return
+        while True:
+            with lock:
+                if done.is_set():
+                    return
+                try:
+                    cur.interrupt()
+                except duckdb.Error:
+                    pass
+            if done.wait(INTERRUPT_EVERY_S):
+                return
 
-    timer = threading.Timer(deadline.left, interrupt)
-    timer.daemon = True
-    timer.name = "emulator-sql-deadline"
+    timer = threading.Thread(target=interrupt, name="emulator-sql-deadline", daemon=True)
     timer.start()
     try:
         yield
     finally:
-        with done:
-            timer.cancel()
+        with lock:
+            done.set()
 
 
 def execute(
