@@ -30,9 +30,9 @@ DATA_DIR_HELP = (
 
 DESCRIPTION = (
     "A local Snowpipe Streaming emulator: the real SDK ingests over HTTPS on a loopback "
-    "address into an embedded DuckDB table. 'serve' runs it; 'query', 'stats' and 'faults' "
-    "talk to it (authenticated with the secret it keeps in its data dir) or, when it is "
-    "stopped, read its database."
+    "address into a table of Parquet files that DuckDB queries. 'serve' runs it; "
+    "'query', 'stats' and 'faults' talk to it (authenticated with the secret it keeps in "
+    "its data dir) or, when it is stopped, read its database."
 )
 
 

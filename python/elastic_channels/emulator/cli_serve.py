@@ -153,7 +153,8 @@ def add_serve(sub: Any) -> None:
         "--table-format",
         choices=("native", "iceberg"),
         default="native",
-        help="native: rows land in a DuckDB table (default); iceberg: in an Apache Iceberg "
+        help="native: rows land in Parquet files in DATA_DIR/files, queried through a DuckDB "
+        "view under the table's name (default); iceberg: in an Apache Iceberg "
         "table in DATA_DIR/iceberg (Parquet + metadata, one commit per landed flush), "
         "queried under the same table name (needs the iceberg extra)",
     )
@@ -161,7 +162,7 @@ def add_serve(sub: Any) -> None:
         "--sink",
         choices=SINKS,
         default="land",
-        help="land: spool every acked request and land its rows in DuckDB (default); drop: "
+        help="land: spool every acked request and land its rows in the table (default); drop: "
         "inflate and type-check every row of every request, ack, and discard the rows (a "
         "drop sink, for measuring clients flat out; 'stats' shows its time per request)",
     )

@@ -61,7 +61,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--table-format",
         choices=("native", "iceberg"),
         default=None,
-        help="what the embedded emulator lands into: a native (DuckDB) table, or an Apache "
+        help="what the embedded emulator lands into: a native table (Parquet files in "
+        "DATA_DIR/files behind a DuckDB view), or an Apache "
         "Iceberg table (Parquet + Iceberg metadata in DATA_DIR/iceberg, one commit per "
         "landed flush; needs the iceberg extra). Against Snowflake the table is what setup "
         "made (setup --table-format) (default: native)",
