@@ -124,16 +124,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .worker.main import main as worker_main
 
         return worker_main(argv[argv.index("worker") + 1 :])
+    try:
+        code = _run(command, argv)
+        # Inside the try: output still in stdout's buffer (a reader gone before any of
+        # it was written) fails here, not in the interpreter's flush at exit (120).
+        sys.stdout.flush()
+        return code
+    except SystemExit:  # argparse's --help, --version or usage error: flush its text too
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        raise
+    except BrokenPipeError:  # e.g. `elastic-channels plan ... | head`: not an error
+        _quiet_broken_pipe()
+        return 0
+
+
+def _run(command: str | None, argv: list[str]) -> int:
     parser = build_parser(command)
     args = parser.parse_args(argv)
     if args.command is None:  # a bare `elastic-channels`: what it can do
         parser.print_help()
         return 0
-    try:
-        return int(args.func(args))
-    except BrokenPipeError:  # e.g. `elastic-channels plan ... | head`: not an error
-        _quiet_broken_pipe()
-        return 0
+    return int(args.func(args))
 
 
 def _quiet_broken_pipe() -> None:

@@ -205,15 +205,7 @@ def test_output_left_in_the_buffer_is_not_flushed_into_the_closed_pipe(tmp_path:
 @pytest.mark.parametrize(
     "unbuffered",
     [
-        pytest.param(
-            False, id="buffered",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the output sits in stdout's buffer until the interpreter's flush "
-                "at exit, outside main's `except BrokenPipeError`: exit 120 and "
-                "'Exception ignored ... BrokenPipeError' on stderr",
-            ),
-        ),
+        pytest.param(False, id="buffered"),
         pytest.param(True, id="unbuffered"),
     ],
 )  # fmt: skip
