@@ -82,8 +82,9 @@ def test_a_progress_line_only_when_new_progress_came_in() -> None:
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--workers", "0"), ("--target-bps", "-5"), ("--duration-seconds", "0")],
-)
+    [("--workers", "0"), ("--target-bps", "-5"), ("--duration-seconds", "0"),
+     ("--duration-seconds", "inf"), ("--target-bps", "nan")],
+)  # fmt: skip
 def test_bad_arguments_name_the_flag(flag: str, value: str) -> None:
     proc = bench(flag, value)
     assert proc.returncode == 2

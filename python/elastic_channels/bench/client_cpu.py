@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing as mp
 import os
 import queue
@@ -235,10 +236,10 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.N
         p.error(str(e))
     if args.workers < 1:
         p.error(f"--workers must be >= 1, got {args.workers}")
-    if not args.target_bps > 0:
-        p.error(f"--target-bps must be > 0, got {args.target_bps}")
-    if not args.duration_seconds > 0:
-        p.error(f"--duration-seconds must be > 0, got {args.duration_seconds}")
+    for flag, value in (("--target-bps", args.target_bps),
+                        ("--duration-seconds", args.duration_seconds)):  # fmt: skip
+        if not (math.isfinite(value) and value > 0):
+            p.error(f"{flag} must be a finite number > 0, got {value}")
     if args.batch_bytes < 1000:
         p.error(f"--batch-bytes must be >= 1000, got {args.batch_bytes}")
     return args

@@ -143,10 +143,10 @@ def _problem(args: argparse.Namespace, v: dict[str, Any]) -> str | None:
     if args.workers is not None and args.workers < 1:
         return f"--workers must be >= 1, got {args.workers}"
     given = args if args.scenario else argparse.Namespace(**v)  # flags form: env too
-    if given.target_bps is not None and not given.target_bps > 0:
-        return f"--target-bps must be > 0, got {given.target_bps}"
-    if given.duration_seconds is not None and not given.duration_seconds > 0:
-        return f"--duration-seconds must be > 0, got {given.duration_seconds}"
+    for flag, value in (("--target-bps", given.target_bps),
+                        ("--duration-seconds", given.duration_seconds)):  # fmt: skip
+        if value is not None and not (math.isfinite(value) and value > 0):
+            return f"{flag} must be a finite number > 0, got {value}"
     return None
 
 

@@ -239,16 +239,23 @@ def load_config(
 
 def _validate(cfg: WorkerConfig) -> None:
     checks = [
-        (cfg.target_bps > 0, f"--target-bps (TARGET_BPS) must be > 0, got {cfg.target_bps}"),
         (
-            cfg.duration_s > 0,
-            f"--duration-seconds (DURATION_SECONDS) must be > 0, got {cfg.duration_s}",
+            math.isfinite(cfg.target_bps) and cfg.target_bps > 0,
+            f"--target-bps (TARGET_BPS) must be a finite number > 0, got {cfg.target_bps}",
+        ),
+        (
+            math.isfinite(cfg.duration_s) and cfg.duration_s > 0,
+            "--duration-seconds (DURATION_SECONDS) must be a finite number > 0, got "
+            f"{cfg.duration_s}",
         ),
         (
             cfg.batch_bytes >= 1000,
             f"--batch-bytes (BATCH_BYTES) must be >= 1000, got {cfg.batch_bytes}",
         ),
-        (cfg.window_s > 0, f"--window-seconds must be > 0, got {cfg.window_s}"),
+        (
+            math.isfinite(cfg.window_s) and cfg.window_s > 0,
+            f"--window-seconds must be a finite number > 0, got {cfg.window_s}",
+        ),
         (
             math.isfinite(cfg.connect_timeout_s) and cfg.connect_timeout_s > 0,
             f"--connect-timeout-seconds must be a finite number > 0, got {cfg.connect_timeout_s}",
