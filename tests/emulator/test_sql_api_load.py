@@ -22,6 +22,7 @@ from sql_api_support import sql_statement
 from elastic_channels.emulator.sql.errors import SqlApiError
 from elastic_channels.emulator.sql.execute import Deadline, execute
 from elastic_channels.emulator.sql.pool import StatementPool
+from elastic_channels.emulator.sql.results import ResultText, column_type
 from elastic_channels.rows import ResortGenerator
 
 T_US = 1_700_000_000_000_000
@@ -204,6 +205,52 @@ def test_a_result_over_the_bound_is_refused_and_the_server_stays_small(emu):
     text = json.dumps(reply["data"], separators=(",", ":"))
     assert meta["partitionInfo"] == [{"rowCount": 100000, "uncompressedSize": len(text)}]
     assert reply["data"][-1] == ["99999"]
+
+
+def test_results_of_huge_values_are_refused_a_row_or_two_in_and_the_server_stays_small(emu):
+    """One 200 MB value, and 64 values of 8 MB (main: the whole 64-row chunk fetched and
+    written out before the bound was checked, peak RSS +1.5 GB). What is left is DuckDB's
+    own: it builds a whole vector of values (512 MB for the 64) before any is fetched,
+    and its memory_limit does not count such strings."""
+    before = _peak_rss_kb(emu)
+    for statement, fetched in [
+        ("SELECT repeat('abcdefgh', 25000000) AS s", "(1 rows fetched"),
+        ("SELECT repeat('abcdefgh', 1000000) AS s FROM range(64)", "(3 rows fetched"),
+    ]:
+        status, reply = _statement(emu, statement)
+        assert status == 422 and reply["code"] == "391908", reply
+        assert "over the emulator's bound of 16,777,216 bytes" in reply["message"], reply
+        assert fetched in reply["message"], reply
+    grew_mb = (_peak_rss_kb(emu) - before) / 1024
+    assert grew_mb < 1000, f"peak RSS grew {grew_mb:.0f} MB for refused results"
+    status, reply = _statement(emu, "SELECT repeat('ab', 10) AS s FROM range(3)")
+    assert status == 200 and reply["data"] == [["abababababababababab"]] * 3, reply
+
+
+class _Rows:
+    """A cursor's ``fetchmany`` over ``rows``, recording how many each call asked."""
+
+    def __init__(self, rows: list[tuple]) -> None:
+        self.rows, self.asked = rows, []
+
+    def fetchmany(self, n: int) -> list[tuple]:
+        self.asked.append(n)
+        out, self.rows = self.rows[:n], self.rows[n:]
+        return out
+
+
+def test_a_result_is_fetched_first_row_alone_and_a_huge_value_refused_before_written():
+    rows = ResultText([column_type("S", "VARCHAR")], max_bytes=1000)
+    cur = _Rows([("x" * 600,), ("y" * 600,), ("z",)])
+    with pytest.raises(SqlApiError) as e:
+        rows.fetch(cur)
+    assert e.value.status == 422 and "bound of 1,000 bytes" in e.value.message
+    assert cur.asked == [1, 1]  # 600-byte rows: one at a time; refused at the second
+    assert rows.size < 1000  # the second was never written out
+    small = ResultText([column_type("I", "BIGINT")])
+    cur = _Rows([(i,) for i in range(10000)])
+    small.fetch(cur)
+    assert small.rows == 10000 and cur.asked[0] == 1 and cur.asked[1] == 8192
 
 
 def test_the_pool_runs_a_bounded_number_and_refuses_past_its_queue_with_429():

@@ -4,7 +4,12 @@ A query's rows are fetched from DuckDB's streaming result a chunk at a time and 
 chunk is written as jsonv2 text at once (every value text or null), so a result costs its
 text, not Python objects. The text is bounded: past :data:`MAX_RESULT_BYTES` the
 statement is refused (422, naming the bound) and what was fetched is dropped; 2 million
-3-column rows no longer take a gigabyte. Every result is one partition
+3-column rows no longer take a gigabyte. The first row is fetched alone and a chunk is no
+bigger than the bound has room for, and rows whose text values alone pass the bound are
+refused before they are written out, so a few huge values (``repeat(...)`` of megabytes)
+are refused a row or two in. DuckDB's own memory for such values (it builds a whole
+vector of them before the first is fetched) is not bounded here: its ``memory_limit``
+does not count strings. Every result is one partition
 (``partitionInfo`` lists one), returned in the answer to the POST.
 """
 
@@ -97,6 +102,12 @@ def _cell(value: Any, kind: str) -> str | None:
     return str(value)
 
 
+def _text_at_least(rows: list[tuple[Any, ...]]) -> int:
+    """A lower bound of the jsonv2 text of ``rows``: the length of their text values
+    (a value's text is at least as long), without writing any out."""
+    return sum(len(v) for r in rows for v in r if isinstance(v, (str, bytes)))
+
+
 @dataclass
 class ResultText:
     """A result's rows as jsonv2 text (``[[...],[...]]`` without the outer brackets)."""
@@ -108,26 +119,35 @@ class ResultText:
     _parts: list[bytes] = field(default_factory=list, repr=False)
 
     def add(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add fetched rows; :class:`SqlApiError` (422) once the text is over the bound."""
+        """Add fetched rows; :class:`SqlApiError` (422) once the text is over the bound.
+        Rows whose text values alone pass it are refused before they are written out."""
         if not rows:
             return
+        if self.size + _text_at_least(rows) > self.max_bytes:
+            self._over(self.rows + len(rows))
         kinds = [c["type"] for c in self.columns]
         text = _ENCODE.encode([[_cell(r[i], k) for i, k in enumerate(kinds)] for r in rows])
         self.rows += len(rows)
         self.size += len(text) - 2 + (1 if self._parts else 0)
         if self.size > self.max_bytes:
-            self._parts.clear()
-            raise SqlApiError(
-                422, "391908", "54000",
-                f"the result is over the emulator's bound of {self.max_bytes:,} bytes of "
-                f"jsonv2 text ({self.rows:,} rows fetched when it passed it); narrow it with "
-                "WHERE, LIMIT or an aggregate",
-            )  # fmt: skip
+            self._over(self.rows)
         self._parts.append(text[1:-1])
 
+    def _over(self, rows: int) -> None:
+        self._parts.clear()
+        raise SqlApiError(
+            422, "391908", "54000",
+            f"the result is over the emulator's bound of {self.max_bytes:,} bytes of "
+            f"jsonv2 text ({rows:,} rows fetched when it passed it); narrow it with "
+            "WHERE, LIMIT or an aggregate",
+        )  # fmt: skip
+
     def fetch(self, cur: Any) -> None:
-        """Every row of ``cur``'s result, in chunks of about ``_CHUNK_BYTES`` of text."""
-        n = 64
+        """Every row of ``cur``'s result, in chunks of about ``_CHUNK_BYTES`` of text
+        and no more rows than the bound has room for (and one): the first row alone, so
+        a result of huge values (``repeat(...)`` of megabytes) is refused a row or two
+        in, not after a whole chunk of them is in memory and written out."""
+        n = 1
         while True:
             rows = cur.fetchmany(n)
             if not rows:
@@ -135,7 +155,8 @@ class ResultText:
             before = self.size
             self.add(rows)
             per_row = max(1, (self.size - before) // len(rows))
-            n = max(16, min(8192, _CHUNK_BYTES // per_row))
+            room = (self.max_bytes - self.size) // per_row + 1  # rows of that size, and one
+            n = max(1, min(8192, _CHUNK_BYTES // per_row, room))
 
     @property
     def data(self) -> bytes:
