@@ -82,6 +82,13 @@ def test_metrics_rows_appear_during_the_run_and_match_what_it_printed(tmp_path: 
     # One throughput (issue #22): the dashboard's run MB/s off the metrics table is the
     # one run printed in its tables and --json (acked bytes over the sending window).
     assert t["MB_PER_S"] == pytest.approx(totals["mb_per_s"], rel=0.01)
+    # ... and it is the target's (2 workers x 3 MB/s), a rate any box holds, within 2%.
+    assert totals["mb_per_s"] == pytest.approx(6.0, rel=0.02), totals
+    # The fleet table's run line and the worker table's total line print that figure.
+    said = f"{totals['mb_per_s']:.1f}"
+    (run_line,) = [x for x in err.splitlines() if x.split()[:3] == ["run", "-", "2"]]
+    (total_line,) = [x for x in err.splitlines() if x.split()[:1] == ["total"]]
+    assert said in run_line.split() and said in total_line.split(), (run_line, total_line)
     assert t["ROWS"] == landed["rows_expected"] == totals["rows_sent"]
     assert t["ROWS"] - got["DISTINCT_TXIDS"] == landed["lost"] == 0
     assert got["DUPLICATES"] == landed["duplicates"]
