@@ -110,6 +110,7 @@ COMMON_FIELDS: dict[str, Field] = {
     "run_id": Field("name", 1, 256, True),
     "pod_name": _NAME,
     "node_name": _NAME,
+    "host": _NAME,  # where the worker runs (its pod's name on Kubernetes)
     "scenario": Field("name", 1, 64),
     "scenario_hash": Field("name", 1, 128),
 }

@@ -1,5 +1,6 @@
-"""What the monitor set aside, and why: bad worker lines, rows the target refused, and
-worker ids claimed by more than one pod.
+"""What the monitor set aside, and why: bad worker lines, rows the target refused,
+worker ids claimed by more than one pod (or host), and worker ids that sent two
+different lines of one window at once (two workers nothing tells apart).
 
 Each is counted per worker (``None``: a line whose worker could not be told, or a
 fleet row) and logged with its reason as a warning, the first few of each worker one
@@ -35,6 +36,12 @@ class Tally:
         self.refused_rows: Counter[int | None] = Counter()
         #: Worker id -> the pods that claimed it, for ids claimed by more than one.
         self.clashes: dict[int, set[str | None]] = {}
+        #: Worker id -> windows of which one reporter sent two different lines covering
+        #: the same time (two workers of one id on a stream that cannot tell them apart).
+        self.doubled: Counter[int] = Counter()
+        #: Worker id -> the pods (or hosts; None: neither) of those lines.
+        self.doubled_by: dict[int, set[str | None]] = {}
+        self._doubled_at: set[tuple[int, str | None, float]] = set()
 
     def bad_line(self, worker_id: int | None, reason: str) -> None:
         self.bad_lines[worker_id] += 1
@@ -67,6 +74,28 @@ class Tally:
             "fleet row adds them up", _who(worker_id), len(pods), _pods(pods),
         )  # fmt: skip
 
+    def doubled_line(self, worker_id: int, pod: str | None, window_start: float) -> None:
+        """One reporter (``worker_id`` of ``pod``) sent a second, different line of the
+        window at ``window_start`` that overlaps the one held in time: not a restart (its
+        lines follow the ones before) but two workers of one id. The later line replaces
+        the earlier: counted once a window (a stream read again changes nothing), and
+        logged for the first few windows."""
+        if (worker_id, pod, window_start) in self._doubled_at:
+            return
+        self._doubled_at.add((worker_id, pod, window_start))
+        self.doubled[worker_id] += 1
+        self.doubled_by.setdefault(worker_id, set()).add(pod)
+        n = self.doubled[worker_id]
+        if n <= LOGGED_PER_WORKER:
+            log.warning(
+                "monitor: %s (%s) sent two different lines for window %s at once: two "
+                "workers with one worker id? The later line replaces the earlier",
+                _who(worker_id), _pods({pod}), window_start,
+            )  # fmt: skip
+        elif n == LOGGED_PER_WORKER + 1:
+            log.warning("monitor: %s keeps sending two different lines per window: "
+                        "counting them, no longer logging each", _who(worker_id))  # fmt: skip
+
     def report(self) -> list[str]:
         """What was set aside, one sentence each (nothing: no line)."""
         out = []
@@ -79,8 +108,14 @@ class Tally:
         for wid in sorted(self.clashes):
             pods = self.clashes[wid]
             out.append(f"{_who(wid)} is claimed by {len(pods)} pods ({_pods(pods)})")
+        for wid in sorted(self.doubled):
+            out.append(
+                f"{_who(wid)} sent two different lines for {self.doubled[wid]} window(s) at "
+                f"once ({_pods(self.doubled_by[wid])}): two workers with one worker id that "
+                "nothing tells apart? The later line of each window was kept"
+            )
         return out
 
 
 def _pods(pods: set[str | None]) -> str:
-    return ", ".join(sorted(p or "no pod name" for p in pods))
+    return ", ".join(sorted(p or "no pod or host name" for p in pods))

@@ -1,9 +1,11 @@
 """The monitor's book of a run: each worker's latest line per window, who is expected.
 
 Windows are keyed by their wall-clock ``window_start`` and each holds at most one line
-per *reporter*: a worker id and the pod it came from (a line seen again after a
+per *reporter*: a worker id and the pod it came from, or, on a stream that names no pod
+(a file, stdin), the ``host`` the worker stamps on its lines (its pod's name on
+Kubernetes; lines without one key on the worker id alone). A line seen again after a
 reconnect or a restart replaces the one held, so nothing is ever counted twice; two
-pods that claim one worker id are two reporters, both kept). A window is *complete*
+pods (or hosts) that claim one worker id are two reporters, both kept. A window is *complete*
 once every worker id expected in it has reported it: a reporter is expected from its
 first window on, up to its last window if it has ended (its summary line came), and
 ``expected_workers`` (when known) says how many worker ids there should be at least.
@@ -22,12 +24,13 @@ from .pruning import WindowArchive
 
 __all__ = ["Reporter", "Window", "WindowBook", "reporter", "reporter_order"]
 
-#: Who sent a line: its worker id and its pod's name (None: not from a pod).
+#: Who sent a line: its worker id and its pod's name, else the host the worker stamped
+#: (None: neither is known).
 Reporter = tuple[int, "str | None"]
 
 
 def reporter(line: dict[str, Any]) -> Reporter:
-    return int(line["worker_id"]), line.get("pod_name")
+    return int(line["worker_id"]), line.get("pod_name") or line.get("host")
 
 
 def reporter_order(r: Reporter) -> tuple[int, str]:
@@ -81,6 +84,11 @@ class WindowBook:
         self._workers: dict[Reporter, _Worker] = {}
         #: Windows pruned to a stub (written, past their grace period and a margin).
         self.archive = WindowArchive()
+
+    def held(self, line: dict[str, Any]) -> dict[str, Any] | None:
+        """The line held for ``line``'s reporter and window (None: none, or pruned)."""
+        w = self.windows.get(round(float(line["window_start"]), 6))
+        return None if w is None else w.lines.get(reporter(line))
 
     def add(self, line: dict[str, Any]) -> bool:
         """Hold a worker's window line; True if it is new or differs from the one held.

@@ -21,11 +21,17 @@ window it covers), its ``stage`` (the one its end falls in; -1 in warmup) and
 the end of warmup, rows, bytes, acks, latencies, CPU) leave it out, and its totals go
 to ``warmup_*`` keys. A batch counts in the phase and stage it was sent in, wherever
 its ack comes. Resends, SDK retries and errors are the whole run's.
+
+Every window and summary line carries the worker's ``host`` (:func:`host_name`: its
+pod's name on Kubernetes), so a monitor reading one stream of many workers' lines (a
+file, stdin) tells apart two workers that claim one worker id.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import socket
 import time
 from collections import deque
 from collections.abc import Callable
@@ -38,10 +44,21 @@ from ..monitor import histogram
 from .counts import Counts, StageTally
 from .schedule import WARMUP, Schedule
 
-__all__ = ["Counts", "Meter", "ack_fields"]
+__all__ = ["Counts", "Meter", "ack_fields", "host_name"]
 
 #: A window covered but for this part of its length at either end is still whole.
 PARTIAL_SLACK = 0.01
+
+
+def host_name() -> str | None:
+    """Where the worker runs: ``POD_NAME`` (a Job's pods get it), else ``HOSTNAME``, else
+    the host's name (None if none is usable)."""
+    names = [os.environ.get("POD_NAME"), os.environ.get("HOSTNAME")]
+    try:
+        names.append(socket.gethostname())
+    except OSError:
+        pass
+    return next((n for n in names if n and len(n) <= 253 and n.isprintable()), None)
 
 
 def ack_fields(acks: HdrHistogram) -> dict[str, Any]:
@@ -77,6 +94,8 @@ class Meter:
         if not window_s > 0:
             raise ValueError(f"window_s must be > 0 seconds, got {window_s!r}")
         self.window_s = float(window_s)
+        #: Stamped on every line (computed once).
+        self.host = host_name()
         self._clock = clock
         self._cpu = cpu
         now = clock()
@@ -222,6 +241,7 @@ class Meter:
         partial = start > w.window_start + slack or end < w.window_start + self.window_s - slack
         return {
             "type": "window",
+            "host": self.host,
             **ids,
             "window_start": round(w.window_start, 6),
             "window_seconds": self.window_s,
@@ -264,6 +284,7 @@ class Meter:
         cpu = self._cpu() - t.start_cpu if self._run_cpu_taken else 0.0
         out: dict[str, Any] = {
             "type": "summary",
+            "host": self.host,
             **extra,
             "rows_sent": t.rows,
             "rows_acked": t.acked_rows,
