@@ -128,7 +128,7 @@ def test_merged_window_sums_counts_and_merges_histograms():
         for s in latencies_s:
             histogram.record_seconds(h, s)
         return {
-            "type": "window", "run_id": "r", "worker_id": 4, "window_start": 100.0,
+            "type": "window", "host": "pod-4", "run_id": "r", "worker_id": 4, "window_start": 100.0,
             "window_seconds": 5.0, "partial": False, "start": 100.0, "end": 105.0,
             "rows": rows, "bytes": rows * 290, "acks": len(latencies_s),
             "ack_hist_us": histogram.encode(h), "cpu_pct": cpu, "rss_mib": 80.0,
@@ -137,6 +137,7 @@ def test_merged_window_sums_counts_and_merges_histograms():
     merged = merge_windows([window(10, [0.1] * 99, 30.0), window(5, [0.9], 31.0)], 2)
     assert merged["rows"] == 15 and merged["bytes"] == 15 * 290 and merged["acks"] == 100
     assert merged["worker_id"] == 4 and merged["channels"] == 2
+    assert merged["host"] == "pod-4"  # a monitor tells two workers of one id apart by it
     assert merged["ack_p50_ms"] == pytest.approx(100, rel=0.01)
     assert merged["ack_max_ms"] == pytest.approx(900, rel=0.01)
     assert merged["cpu_pct"] == 31.0 and merged["rss_mib"] == 80.0  # the process's, not summed

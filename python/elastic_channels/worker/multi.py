@@ -108,6 +108,7 @@ def merge_windows(records: list[dict[str, Any]], channels: int) -> dict[str, Any
     first = records[0]
     return {
         "type": "window",
+        "host": first.get("host"),  # the process's, as its summary says it
         "run_id": first.get("run_id"),
         "worker_id": first.get("worker_id"),
         **merged,
