@@ -134,3 +134,32 @@ def test_a_query_works_for_the_owner(emu, sql):
 
 def test_a_select_works_for_the_owner(emu):
     assert emu.query("SELECT 41 + 1 AS answer") == [{"answer": 42}]
+
+
+def test_the_client_keeps_its_connection_between_calls(emu):
+    """One TLS connection serves a client's calls (a dashboard page's dozen queries every
+    few seconds), and a kept connection that was closed meanwhile is opened again for a
+    read, never for a call that changes something."""
+    import socket
+
+    from elastic_channels.emulator.control import ControlClient, ControlError
+
+    client = ControlClient(emu.data_dir, timeout_s=30)
+    try:
+        assert json.loads(client.call("POST", "query", {"sql": "SELECT 1 AS X"})) == {"X": 1}
+        (kept,) = client._idle
+        assert client.json("GET", "faults") == []
+        assert client._idle == [kept]  # the same connection, not a new one
+        kept.sock.shutdown(socket.SHUT_RDWR)  # as when the server closes an idle one
+        assert json.loads(client.call("POST", "query", {"sql": "SELECT 2 AS X"})) == {"X": 2}
+        (again,) = client._idle
+        assert again is not kept
+        again.sock.shutdown(socket.SHUT_RDWR)
+        with pytest.raises(ControlError, match="cannot reach the emulator"):
+            client.call("POST", "faults", {"endpoint": "rows", "action": "drop", "count": 1})
+        assert client.json("GET", "faults") == []  # not sent twice, not sent at all
+        with pytest.raises(ControlError, match="HTTP 400"):  # errors still say what
+            client.call("POST", "query", {"sql": "DELETE FROM RESORT_SALES"})
+    finally:
+        client.close()
+    assert client._idle == []

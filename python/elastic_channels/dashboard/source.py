@@ -168,6 +168,10 @@ class EmulatorSource(DataSource):
         self.data_dir = Path(data_dir)
         self.timeout_s = timeout_s
         self.found = found
+        #: The serving emulator's client (its connections kept open between renders),
+        #: under the generation it talks to: a new server gets a new client.
+        self._client: tuple[str, ControlClient] | None = None
+        self._client_lock = threading.Lock()
 
     @property
     def description(self) -> str:
@@ -204,11 +208,19 @@ class EmulatorSource(DataSource):
         """Whether a server serves the dir, and the database files' sizes and times."""
         return f"live:{self.is_live()};{self._file_stamps()}"
 
+    def _control(self) -> ControlClient:
+        """The client of the emulator serving the dir now (kept while it serves)."""
+        generation = self.generation() or ""
+        with self._client_lock:
+            if self._client is None or self._client[0] != generation:
+                if self._client is not None:
+                    self._client[1].close()
+                self._client = (generation, ControlClient(self.data_dir, self.timeout_s))
+            return self._client[1]
+
     def _live(self, stmt: Statement) -> bytes:
         # The control query API binds nothing: the values go in as DuckDB literals.
-        return ControlClient(self.data_dir, timeout_s=self.timeout_s).call(
-            "POST", "query", {"sql": duckdb_text(stmt)}
-        )
+        return self._control().call("POST", "query", {"sql": duckdb_text(stmt)})
 
     @property
     def _db(self) -> Path:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import ssl
-import urllib.error
-import urllib.request
+import threading
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,18 @@ __all__ = [
     "running_server",
     "stats_offline",
 ]
+
+
+#: Idle connections a :class:`ControlClient` keeps open for its next calls.
+KEPT_CONNECTIONS = 4
+
+
+#: Control calls that change nothing: sent again when a kept connection was closed.
+_READS = {("POST", "query"), ("POST", "wait-landed")}
+
+
+def _repeatable(method: str, path: str) -> bool:
+    return method == "GET" or (method, path) in _READS
 
 
 class ControlError(Exception):
@@ -65,7 +78,14 @@ def control_secret(data_dir: Path) -> str | None:
 
 class ControlClient:
     """Calls ``/_emulator/...`` on the server running for a data dir (TLS via its CA,
-    authenticated with the control secret in the data dir)."""
+    authenticated with the control secret in the data dir).
+
+    Connections are kept open (keep-alive, up to :data:`KEPT_CONNECTIONS` idle) and
+    reused by the next calls, from any thread: a dashboard page that reads a dozen
+    queries every few seconds pays a TLS handshake, on both sides, once, not per query.
+    A call that only reads (a query, stats, waiting) on a kept connection the server has
+    closed meanwhile is sent again once on a new one; one that changes something
+    (adding faults) is not repeated: its error says the connection was lost."""
 
     def __init__(self, data_dir: Path, timeout_s: float = 60.0) -> None:
         info = running_server(data_dir)
@@ -73,29 +93,78 @@ class ControlClient:
             raise ControlError(f"no emulator is running for data dir {data_dir}")
         host = str(info.get("url", "")).rsplit(":", 1)[0] or "https://127.0.0.1"
         self.base = f"{host}:{info['port']}/_emulator/"
+        self._host = urllib.parse.urlsplit(host).hostname or "127.0.0.1"
+        self._port = int(info["port"])
         self._ctx = ssl.create_default_context(cafile=str(Path(data_dir) / "tls" / "ca.pem"))
         self._timeout = timeout_s
         self._secret = control_secret(data_dir)
+        self._lock = threading.Lock()
+        self._idle: list[http.client.HTTPSConnection] = []
+
+    def _take(self) -> tuple[http.client.HTTPSConnection, bool]:
+        """An idle kept connection (True: used before, the server may have closed it
+        since) or a new one."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop(), True
+        conn = http.client.HTTPSConnection(
+            self._host, self._port, context=self._ctx, timeout=self._timeout
+        )
+        return conn, False
+
+    def _give_back(self, conn: http.client.HTTPSConnection) -> None:
+        with self._lock:
+            if len(self._idle) < KEPT_CONNECTIONS:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        """Close the kept connections (a later call opens another)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def _exchange(self, method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        if self._secret:
+            headers["Authorization"] = f"Bearer {self._secret}"
+        url = urllib.parse.urlsplit(self.base + path).path
+        while True:
+            conn, reused = self._take()
+            try:
+                conn.request(method, url, body=data, headers=headers)
+                resp = conn.getresponse()
+                body = resp.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                if reused and _repeatable(method, path):  # closed while kept: once more
+                    continue
+                raise
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                raise
+            if resp.will_close:
+                conn.close()
+            else:
+                self._give_back(conn)
+            return resp.status, body
 
     def call(self, method: str, path: str, body: Any = None) -> bytes:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        if self._secret:
-            req.add_header("Authorization", f"Bearer {self._secret}")
         try:
-            with urllib.request.urlopen(req, context=self._ctx, timeout=self._timeout) as resp:
-                return resp.read()
-        except urllib.error.HTTPError as e:
-            detail = e.read().decode("utf-8", "replace")
+            status, got = self._exchange(method, path, data)
+        except (OSError, http.client.HTTPException) as e:
+            raise ControlError(f"cannot reach the emulator at {self.base}: {e}") from None
+        if status >= 400:
+            detail = got.decode("utf-8", "replace")
             try:
                 detail = json.loads(detail)["message"]
             except (ValueError, KeyError, TypeError):
                 pass
-            raise ControlError(f"HTTP {e.code}: {detail}") from None
-        except (urllib.error.URLError, OSError) as e:
-            raise ControlError(f"cannot reach the emulator at {self.base}: {e}") from None
+            raise ControlError(f"HTTP {status}: {detail}")
+        return got
 
     def json(self, method: str, path: str, body: Any = None) -> Any:
         return json.loads(self.call(method, path, body))
