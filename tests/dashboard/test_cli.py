@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -77,7 +78,8 @@ def test_help_explains(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_stopping_the_command_stops_the_server(tmp_path: Path) -> None:
-    """SIGTERM to ``elastic-channels dashboard`` leaves no server behind (it becomes it)."""
+    """SIGTERM to ``elastic-channels dashboard`` leaves no server behind (it becomes it);
+    the server runs --nice lower in CPU priority than the shell (a run goes first)."""
     import socket
     import subprocess
     import time
@@ -87,11 +89,12 @@ def test_stopping_the_command_stops_the_server(tmp_path: Path) -> None:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "elastic_channels.dashboard.cli", "--port", str(port),
-         "--data-dir", str(tmp_path / "emu")],
+         "--data-dir", str(tmp_path / "emu"), "--nice", "3"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         wait_port(port, 60)
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == min(19, os.nice(0) + 3)
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -184,3 +187,11 @@ def test_the_command_refuses_a_bad_workload_before_serving(tmp_path: Path) -> No
         f"elastic-channels dashboard: --workload: {bad}:4: columns: needs 1 to 1000 columns"
     ]
     assert "dashboard on http" not in proc.stdout
+
+
+def test_nice_is_checked() -> None:
+    assert parse().nice == cli.DEFAULT_NICE == 10  # a run on the same machine goes first
+    assert parse("--nice", "0").nice == 0
+    for bad in ("20", "-1", "low"):
+        with pytest.raises(SystemExit):
+            parse("--nice", bad)

@@ -24,6 +24,8 @@ APP = Path(__file__).resolve().parent / "asgi.py"
 #: What serving ``APP`` needs: Streamlit's ASGI entry point (1.53+) and its server.
 ASGI_MODULES = ("streamlit.starlette", "starlette", "uvicorn")
 HOST = "127.0.0.1"
+#: How much lower the server runs in CPU priority than the shell that starts it.
+DEFAULT_NICE = 10
 #: Streamlit options every launch sets (``--name value`` on the command line).
 STREAMLIT_OPTIONS = {
     "server.headless": "true",
@@ -114,7 +116,35 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_REFRESH_S,
         help=f"auto-refresh period (a toggle in the app turns it off) [{DEFAULT_REFRESH_S:g}]",
     )
+    p.add_argument(
+        "--nice",
+        type=_nice,
+        default=DEFAULT_NICE,
+        help="lower the server's CPU priority by this much (as nice(1)), so that on a "
+        "machine shared with a run the run's worker and emulator get the CPU first; 0 "
+        f"keeps this shell's priority [{DEFAULT_NICE}]",
+    )
     p.set_defaults(func=run)
+
+
+def _nice(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= 19:
+        raise argparse.ArgumentTypeError(f"{value}: give 0 (as now) to 19 (lowest)")
+    return value
+
+
+def lower_priority(by: int) -> None:
+    """This process (and the server it becomes) ``by`` steps lower in CPU priority."""
+    if by <= 0:
+        return
+    try:
+        os.nice(by)
+    except (OSError, AttributeError) as e:  # AttributeError: a system without nice()
+        print(f"elastic-channels dashboard: could not lower the priority: {e}", file=sys.stderr)
 
 
 def build_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
@@ -209,6 +239,7 @@ def run(args: argparse.Namespace) -> int:
         "(Ctrl-C stops it)",
         flush=True,
     )
+    lower_priority(args.nice)
     # Become the server: Ctrl-C, SIGTERM (a timeout, a pod stop) reach streamlit itself,
     # so stopping this command never leaves a server behind.
     os.execve(sys.executable, cmd, env)
