@@ -128,6 +128,8 @@ def _metric(driver: Any, label: str) -> str:
 
 
 def test_pages_in_chromium(app: tuple[str, LandedRun], browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
     url, run = app
     shots = _shot_dir(tmp_path)
 
@@ -149,8 +151,10 @@ def test_pages_in_chromium(app: tuple[str, LandedRun], browser: Any, tmp_path: P
 
     _load(browser, url + "/run", charts=4, tables=2)
     assert not _texts(browser, "stException")
-    alerts = _texts(browser, "stAlert")
-    assert any("Worker 2 failed" in t for t in alerts), alerts
+    # the workers' state is drawn after the charts: wait for the page to get there
+    WebDriverWait(browser, 90).until(
+        lambda d: any("Worker 2 failed" in t for t in _texts(d, "stAlert"))
+    )
     (workers,) = sql(run.data_dir, "SELECT count(DISTINCT WORKER_ID) FROM ELASTIC_K8S_METRICS")[0]
     assert _metric(browser, "Workers") == str(workers)
     assert not _texts(browser, "stAppDeployButton")

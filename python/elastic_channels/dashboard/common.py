@@ -12,7 +12,7 @@ import streamlit as st
 
 from . import data_dirs, refresh, running_aggregate
 from .landing import LandingView, load_view
-from .query_cache import load, load_many
+from .query_cache import forget_live, load, load_many
 from .settings import Settings
 from .source import DataSource, EmulatorSource, QueryError
 
@@ -152,6 +152,7 @@ def show_page(
         if refresh.record(page, state):
             if state is not None and state.over:
                 running_aggregate.forget(src)  # the last figures from a full read
+                forget_live()  # ... and from reads made once the run was over
             st.rerun()  # the whole page: the fragment's timer starts or stops
 
     fragment()

@@ -15,7 +15,7 @@ import streamlit as st
 from .source import DataSource
 from .statement import Statement
 
-__all__ = ["load", "load_many"]
+__all__ = ["forget_live", "load", "load_many"]
 
 PARALLEL_QUERIES = 2
 
@@ -51,3 +51,9 @@ def load_many(
     with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
         running = {n: pool.submit(load, src, sql, times) for n, (sql, times) in queries.items()}
         return {n: f.result() for n, f in running.items()}
+
+
+def forget_live() -> None:
+    """Drop the results kept while data may arrive: the next reads are fresh (a run seen
+    to be over is drawn once more from reads made after that)."""
+    _load_live.clear()

@@ -80,7 +80,12 @@ def show_landed(
         return
     table, run_col = v.table_sql(src.dialect), ident(v.run_id)
     horizon = totals.get("HORIZON")
-    upto = horizon.isoformat() if isinstance(horizon, pd.Timestamp) and not over else None
+    # Totals read before the last summary came, and states after it, see a run that is
+    # over with totals that are not yet its own: count up to their horizon then too, or
+    # Landed would count rows the totals do not hold (the page reads again at once).
+    early = not totals.get("FROM_SUMMARIES") and bool(workers["HAS_SUMMARY"].fillna(False).all())
+    live = not over or early
+    upto = horizon.isoformat() if isinstance(horizon, pd.Timestamp) and live else None
     mine = _reporting(v, workers) if upto is not None else None
     stmt = m.landed_count(src.dialect, run_id, table, upto, run_column=run_col, workers=mine)
     count = int(load(src, stmt)["LANDED"].iloc[0])
