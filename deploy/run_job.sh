@@ -57,6 +57,18 @@
 #                           worker's default]; `elastic-channels plan` prints both
 #   --memory-mib M          each pod's memory request and limit, MiB [1024]; the SDK's
 #                           process memory throttle is set to 75% of it
+#   --cpu Q                 each pod's CPU request and limit, as Kubernetes writes it
+#                           (1, 0.5, 500m) [1]: less than 1 fits more pods on a small
+#                           node (a test cluster), at the cost of the rate a pod reaches
+#   --host-network          the pods use their node's network (hostNetwork): for a test
+#                           cluster whose endpoint listens on the node's 127.0.0.1
+#   --trust-ca KEY          the key Secret (--secret) also holds a CA bundle under the
+#                           file name KEY: the pods trust it (SSL_CERT_FILE,
+#                           AWS_CA_BUNDLE), for an endpoint with a private CA (the
+#                           emulator: scripts/k8s_e2e.sh)
+#   --stage-endpoint URL    the S3 endpoint of the pipe's stage, for file mode's uploads
+#                           (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3); an account's pods
+#                           need none (the emulator's stage: scripts/k8s_e2e.sh)
 #   --wait                  after applying, wait for the Job to finish
 #   --dry-run               print the manifests kubectl would get; touch no cluster.
 #                           Settings that are not given are named on stderr and shown
@@ -89,15 +101,21 @@ WAIT=0
 SCENARIO=""
 START_DELAY_SECONDS=120
 CHANNELS_GIVEN=0
+CPU=1
+HOST_NETWORK=0
+TRUST_CA=""
+STAGE_ENDPOINT=""
 
 while [ $# -gt 0 ]; do
     opt=$1
     case "$opt" in
         --dry-run) DRY_RUN=1 ;;
         --wait) WAIT=1 ;;
+        --host-network) HOST_NETWORK=1 ;;
         --target-bps | --duration-seconds | --workers | --pipe | --secret-key | \
             --sdk-properties | --arch | --log-level | --channels | --max-inflight-bytes | \
-            --memory-mib | --scenario | --start-delay-seconds)
+            --memory-mib | --scenario | --start-delay-seconds | --cpu | --trust-ca | \
+            --stage-endpoint)
             take_value "$@"
             val=$2
             shift
@@ -115,6 +133,9 @@ while [ $# -gt 0 ]; do
                 --memory-mib) MEMORY_MIB=$val MEMORY_GIVEN=1 ;;
                 --scenario) SCENARIO=$val ;;
                 --start-delay-seconds) START_DELAY_SECONDS=$val ;;
+                --cpu) CPU=$val ;;
+                --trust-ca) TRUST_CA=$val ;;
+                --stage-endpoint) STAGE_ENDPOINT=$val ;;
             esac
             ;;
         *)
@@ -193,6 +214,17 @@ positive_int --memory-mib "$MEMORY_MIB" 262144
 check_namespace "$NAMESPACE"
 [[ $SECRET_KEY =~ ^[A-Za-z0-9._-]{1,253}$ ]] ||
     die "--secret-key '$SECRET_KEY' must be a file name of [A-Za-z0-9._-]"
+if ! [[ $CPU =~ ^([1-9][0-9]{0,2}(\.[0-9]{1,3})?|0\.[0-9]{0,2}[1-9][0-9]{0,2}|[1-9][0-9]{0,5}m)$ ]]; then
+    die "--cpu must be a CPU quantity like 1, 0.5 or 500m, got '$CPU'"
+fi
+if [ -n "$TRUST_CA" ]; then
+    [[ $TRUST_CA =~ ^[A-Za-z0-9._-]{1,253}$ ]] ||
+        die "--trust-ca '$TRUST_CA' must be a file name of [A-Za-z0-9._-] (a key of the Secret)"
+    [ "$TRUST_CA" != "$SECRET_KEY" ] || die "--trust-ca '$TRUST_CA' is the private key's file name (--secret-key)"
+fi
+url_re='^https?://[][A-Za-z0-9._:-]+(/[A-Za-z0-9._~/-]*)?$'
+[ -z "$STAGE_ENDPOINT" ] || [[ $STAGE_ENDPOINT =~ $url_re ]] ||
+    die "--stage-endpoint must be a URL like https://127.0.0.1:9000, got '$STAGE_ENDPOINT'"
 case "$ARCH" in arm64 | amd64) ;; *) die "--arch must be arm64 or amd64, got '$ARCH'" ;; esac
 case "$SS_LOG_LEVEL" in
     trace | debug | info | warn | error | off) ;;
@@ -233,6 +265,28 @@ else
     [ -z "$MAX_INFLIGHT_BYTES" ] || add_arg --max-inflight-bytes "$MAX_INFLIGHT_BYTES"
     WORKER_TUNING_ARGS+=$WORKLOAD_ARGS
 fi
+# --host-network, --trust-ca, --stage-endpoint: lines of the pod spec (6 spaces in) and
+# of the ConfigMap's data (2 spaces in); a comment when not given. Read by render.
+# shellcheck disable=SC2034
+HOST_NETWORK_LINES="      # no --host-network: the pods have their own network"
+if [ "$HOST_NETWORK" = 1 ]; then
+    # shellcheck disable=SC2034
+    HOST_NETWORK_LINES="      hostNetwork: true
+      dnsPolicy: ClusterFirstWithHostNet"
+fi
+ENDPOINT_LINES="  # no --trust-ca, no --stage-endpoint: the account's own (public CAs, its stage)"
+if [ -n "$TRUST_CA$STAGE_ENDPOINT" ]; then
+    ENDPOINT_LINES=""
+    if [ -n "$TRUST_CA" ]; then
+        ENDPOINT_LINES+="  SSL_CERT_FILE: \"/var/run/secrets/snowflake/$TRUST_CA\"
+  AWS_CA_BUNDLE: \"/var/run/secrets/snowflake/$TRUST_CA\""
+    fi
+    if [ -n "$STAGE_ENDPOINT" ]; then
+        [ -z "$ENDPOINT_LINES" ] || ENDPOINT_LINES+=$'\n'
+        ENDPOINT_LINES+="  AWS_ENDPOINT_URL: \"$STAGE_ENDPOINT\"
+  AWS_ENDPOINT_URL_S3: \"$STAGE_ENDPOINT\""
+    fi
+fi
 # A workload file: the ConfigMap's key mounted read-only where the pods' --workload reads
 # it.
 workload_mount "$JOB_NAME"
@@ -240,7 +294,8 @@ NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
     ACTIVE_DEADLINE_SECONDS SECRET_NAME SECRET_KEY SS_LOG_LEVEL SNOWFLAKE_ACCOUNT
     SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
     SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB SCENARIO_DATA_LINE
-    WORKLOAD_DATA_LINE WORKLOAD_MOUNT_LINES WORKLOAD_VOLUME_LINES)
+    WORKLOAD_DATA_LINE WORKLOAD_MOUNT_LINES WORKLOAD_VOLUME_LINES CPU HOST_NETWORK_LINES
+    ENDPOINT_LINES)
 MANIFESTS=("$TEMPLATES/configmap.yaml" "$TEMPLATES/job.yaml")
 print_manifests_if_dry_run
 
