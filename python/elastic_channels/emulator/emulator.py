@@ -176,7 +176,8 @@ class Emulator:
         self.file_mode = start_file_mode(
             cfg.data_dir, chain=tls.chain, key_file=tls.key, host=cfg.host, fsync=cfg.fsync,
             faults=self.faults, stats=self.stats, lander=self.lander, store=self.store,
-            sink=self.drop_sink,
+            sink=self.drop_sink, body_timeout_s=cfg.limits.body_timeout_s,
+            max_connections=cfg.limits.max_connections,
         )  # fmt: skip
         # Only now: file mode has read which fragments the spool holds, before any of them
         # could be taken off the queue to land (a retry of one is then known, not new).

@@ -36,7 +36,11 @@ class FileMode:
 
     @property
     def info(self) -> StageInfo:
-        return StageInfo(self.stage.location, self.stage.creds())
+        def grant(user: str) -> tuple[str, dict[str, str]]:
+            granted = self.stage.grant(user)
+            return granted.location, granted.creds
+
+        return StageInfo(grant)
 
     def stop(self) -> None:
         self.stage.stop()
@@ -70,9 +74,13 @@ def start_file_mode(
     lander: Lander,
     store: Store,
     sink: DropSink | None,
+    body_timeout_s: float = 30.0,
+    max_connections: int = 256,
 ) -> FileMode:
-    """The pipe's keys (made once, kept in ``data_dir``), the stage started, and the
-    fragments already taken before this start (spooled, or landed) known."""
+    """The pipe's keys (made once, kept in ``data_dir``), the stage started (on the port it
+    kept in its directory, with the body deadline and connection cap of the emulator's
+    server), and the fragments already taken before this start (spooled, or landed)
+    known."""
     keys = PipeKeys(data_dir)
 
     def fault_for(endpoint: str) -> FaultDecision | None:
@@ -87,6 +95,7 @@ def start_file_mode(
     stage = Stage(
         data_dir / STAGE_DIR, cert_chain=chain, key_file=key_file, host=host, fsync=fsync,
         faults=fault_for, bucket=bucket_name(data_dir / STAGE_DIR),
+        body_timeout_s=body_timeout_s, max_connections=max_connections,
     )  # fmt: skip
     stage.start()
     taken = taken_ids(lander.queued_request_ids(), store.landed_request_ids("file:"))

@@ -8,8 +8,7 @@ checked by the application before a handler runs.
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,8 +45,9 @@ def _ident(name: str) -> str:
 class StageInfo:
     """Where file mode uploads to (``pipe-info``'s stage locations) and with what."""
 
-    location: str  # bucket/prefix/, path style
-    creds: Mapping[str, str]  # AWS_KEY_ID, AWS_SECRET_KEY, AWS_TOKEN
+    #: user -> (location "bucket/prefix/<id>/", path style; its own creds: AWS_KEY_ID,
+    #: AWS_SECRET_KEY, AWS_TOKEN), a new location for each call (``Stage.grant``)
+    grant: Callable[[str], tuple[str, Mapping[str, str]]]
     region: str = "us-west-2"
 
 
@@ -131,23 +131,25 @@ class SnowpipeApi:
 
     # --- data calls ---------------------------------------------------------------
 
-    def _stage(self) -> dict[str, Any]:
-        """A location of its own for each client: the SDK names its files 0.ndjson,
-        1.ndjson, ... under it, so clients sharing one would overwrite each other's."""
+    def _stage(self, user: str) -> dict[str, Any]:
+        """A location of its own for each client, with credentials for it alone: the SDK
+        names its files 0.ndjson, 1.ndjson, ... under it, and no other client may touch
+        them (``stage/auth.py``)."""
         s = self._stage_info
+        location, creds = s.grant(user)
         return {
-            "location_type": "S3", "location": f"{s.location}{uuid.uuid4().hex}/",
+            "location_type": "S3", "location": location,
             "region": s.region,
             "use_s3_regional_url": False,
-            "expiry_time_ms": int(time.time() * 1000) + 3600_000, "creds": dict(s.creds),
+            "expiry_time_ms": int(time.time() * 1000) + 3600_000, "creds": dict(creds),
         }  # fmt: skip
 
     def pipe_info(self, req: Request) -> Reply:
         self._pipe(*req.groups)
         key_id, key = self._keys.current()
         info = {
-            "rowset_stage_location": self._stage(),
-            "durable_stage_location": self._stage(),
+            "rowset_stage_location": self._stage(req.user or ""),
+            "durable_stage_location": self._stage(req.user or ""),
             "encryption_info": {
                 "pipe_key": key,
                 "pipe_key_id": int(key_id),

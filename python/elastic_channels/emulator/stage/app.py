@@ -4,12 +4,13 @@ moto does the S3 protocol (routing, PutObject with its aws-chunked decoding, GET
 ranges and conditionals, ETag, the XML replies); this app decides what reaches moto and
 what happens to an object once moto has accepted it:
 
-1. credentials (``StageCredentials``), then the operation: object PUT/GET/HEAD/DELETE and
-   HEAD of the stage's bucket only (else 501 ``NotImplemented``), keys under the prefix only
-   (else 403), keys that map to plain files only (else 400);
-2. PUT: the body is read whole, its aws-chunked framing and CRC32 checked, the fault hook
-   asked, then moto stores it; the object is taken back out of moto, written and fsynced to
-   disk, and only then is moto's 200 (with its ETag) sent;
+1. from the headers alone, before any of the body is read: the operation (object
+   PUT/GET/HEAD/DELETE and HEAD of the stage's bucket only, else 501 ``NotImplemented``),
+   keys that map to plain files (else 400), then the credentials and that the key lies in
+   their own location (``StageAccess``, else 403);
+2. PUT: the body is read whole within the body deadline, its aws-chunked framing and
+   CRC32 checked, the fault hook asked, then moto stores it; the object is taken back out
+   of moto, written and fsynced to disk, and only then is moto's 200 (with its ETag) sent;
 3. GET/HEAD: the durable copy is put into moto for the span of the request; DELETE removes
    the durable copy, then moto answers.
 
@@ -27,19 +28,22 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..landing.crashpoints import crash_point
-from .auth import StageCredentials
+from .auth import StageAccess
 from .durable import DurableDir
 from .errors import S3Error, StageError, code_for_status
 from .faults import FaultDecision
 from .moto_bucket import MotoBucket
 from .names import StageNames
-from .put_body import object_bytes, read_body
+from .put_body import cut_off_after, object_bytes, read_body
 from .stats import StageStats
 
 __all__ = ["StageApp"]
 
 #: Query parameters an object request may carry (the SDKs' operation hint, presigning).
 _PLAIN_QUERY = ("x-id", "x-amz-")
+
+#: Seconds werkzeug may go on reading a refused PUT's body after the reply (see __call__).
+REFUSED_BODY_GRACE_S = 1.0
 
 Reply = tuple[str, list[tuple[str, str]], bytes]
 
@@ -56,14 +60,17 @@ class StageApp:
         moto: MotoBucket,
         names: StageNames,
         durable: DurableDir,
-        credentials: StageCredentials,
+        access: StageAccess,
         stats: StageStats,
         faults: Callable[[str], FaultDecision | None] | None = None,
+        *,
+        body_timeout_s: float,
     ) -> None:
         self._moto = moto
         self._names = names
         self._durable = durable
-        self._credentials = credentials
+        self._access = access
+        self._body_timeout_s = body_timeout_s
         self._stats = stats
         self._faults = faults
         self._lock = threading.Lock()
@@ -72,11 +79,12 @@ class StageApp:
         method = environ["REQUEST_METHOD"]
         path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "replace")
         try:
-            body = read_body(environ) if method == "PUT" else b""
-            self._credentials.check(environ)
-            key = self._route(method, path, environ)
+            key = self._route(method, path, environ)  # headers only: nothing read yet
+            self._access.check_request(environ, key)
             environ["HTTP_X_MOTO_ACCOUNT_ID"] = self._moto.account_id
             if method == "PUT":
+                _continue(environ)
+                body = read_body(environ, self._body_timeout_s)
                 status, headers, content = self._put(key, body, environ)
             elif method == "DELETE":
                 self._durable.remove(key)
@@ -87,6 +95,11 @@ class StageApp:
             if not isinstance(error, _InjectedError):
                 self._stats.record_refused()
             status, headers, content = error.reply(path, with_body=method != "HEAD")
+            if method == "PUT":
+                # werkzeug closes every connection after its reply, but first reads and
+                # discards what is left of the body (up to 10 GB): a refused body gets one
+                # second for that, then the connection is shut down.
+                cut_off_after(environ, REFUSED_BODY_GRACE_S)
         start_response(status, headers)
         return [content]
 
@@ -94,7 +107,7 @@ class StageApp:
         """The object key of an allowed request ("" for HEAD bucket); S3Error if not."""
         bucket, _, key = path.lstrip("/").partition("/")
         if bucket != self._names.bucket:
-            raise S3Error(404, "NoSuchBucket", f"the stage serves only {self._names.bucket!r}")
+            raise S3Error(404, "NoSuchBucket", "the specified bucket does not exist")
         if not key:
             if method == "HEAD":
                 return ""
@@ -113,7 +126,7 @@ class StageApp:
         except StageError as error:
             raise S3Error(400, "InvalidArgument", str(error)) from None
         if not self._names.in_stage(key):
-            raise S3Error(403, "AccessDenied", f"keys must start with {self._names.prefix!r}")
+            raise S3Error(403, "AccessDenied", "the key is outside your stage location")
         return key
 
     def _put(self, key: str, raw: bytes, environ: dict[str, Any]) -> Reply:
@@ -175,6 +188,14 @@ class StageApp:
         finally:
             getattr(chunks, "close", lambda: None)()
         return started[0], list(started[1]), content
+
+
+def _continue(environ: dict[str, Any]) -> None:
+    """Answer ``Expect: 100-continue`` (the server leaves it to the app): the request has
+    passed, the client may send its body."""
+    sock = environ.get("werkzeug.socket")
+    if sock is not None and environ.get("HTTP_EXPECT", "").lower() == "100-continue":
+        sock.sendall(f"{environ['SERVER_PROTOCOL']} 100 Continue\r\n\r\n".encode("latin-1"))
 
 
 def _drop(environ: dict[str, Any]) -> None:

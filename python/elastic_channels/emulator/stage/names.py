@@ -16,7 +16,8 @@ form.
 
 Keys become files under ``<directory>/<bucket>/``, so a key is refused unless every
 ``/``-separated segment is an ordinary file name: no empty, ``.`` or ``..`` segment, no
-backslash, no NUL, not absolute.
+backslash, no NUL, not absolute, at most 255 bytes (a file name's limit); and a key is at
+most 1024 bytes of UTF-8, as S3's.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ from dataclasses import dataclass
 
 from .errors import StageError
 
-__all__ = ["StageNames"]
+__all__ = ["MAX_KEY_BYTES", "MAX_SEGMENT_BYTES", "StageNames"]
+
+#: S3's limit on a key, in bytes of UTF-8.
+MAX_KEY_BYTES = 1024
+#: The longest file name (NAME_MAX): each key segment becomes one.
+MAX_SEGMENT_BYTES = 255
 
 
 @dataclass(frozen=True)
@@ -78,5 +84,13 @@ class StageNames:
             raise StageError(f"stage file path {what!r} is empty or absolute")
         if "\\" in key or "\x00" in key:
             raise StageError(f"stage file path {what!r} contains a backslash or NUL")
-        if any(part in ("", ".", "..") for part in key.split("/")):
+        parts = key.split("/")
+        if any(part in ("", ".", "..") for part in parts):
             raise StageError(f"stage file path {what!r} has an empty, '.' or '..' segment")
+        if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+            raise StageError(f"stage file path is longer than {MAX_KEY_BYTES} bytes")
+        if any(len(p.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES for p in parts):
+            raise StageError(
+                f"stage file path {what[:80]!r}... has a segment longer than "
+                f"{MAX_SEGMENT_BYTES} bytes"
+            )

@@ -4,21 +4,34 @@ The AWS SDKs send a streamed PutObject as ``content-encoding: aws-chunked``: chu
 ``<hex size>[;chunk-signature=...]\\r\\n<data>\\r\\n``, a zero-size chunk, then trailer lines
 such as ``x-amz-checksum-crc32:<base64>`` (https://docs.aws.amazon.com/AmazonS3/latest/API/
 sigv4-streaming.html). moto decodes the chunks but ignores the trailer: it copies the
-checksum into its reply without comparing it with the data. Real S3 refuses a mismatch
-(400), so the stage checks it here, before moto stores anything: a CRC32 (the one the SDKs
-send by default) from the trailer or from an ``x-amz-checksum-crc32`` header. Other
-algorithms pass unchecked.
+checksum into its reply without comparing it with the data, and reads chunk sizes with
+``int(x, 16)`` (which takes ``+fa0`` and ``f_a0``). Real S3 refuses a mismatch (400), so
+the stage unframes the body itself first, strictly (a size is 1 to 16 hex digits, else 400
+``IncompleteBody``), and checks the checksum before moto stores anything: a CRC32 (the one
+the SDKs send by default) from the trailer or from an ``x-amz-checksum-crc32`` header.
+Other algorithms pass unchecked. The body is read only once the request's credentials and
+key have passed (``app.py``), within a deadline.
 """
 
 from __future__ import annotations
 
 import base64
+import re
+import socket
+import threading
 import zlib
 from typing import Any
 
 from .errors import S3Error
 
-__all__ = ["MAX_OBJECT_BYTES", "check_crc32", "decode_aws_chunked", "object_bytes", "read_body"]
+__all__ = [
+    "MAX_OBJECT_BYTES",
+    "check_crc32",
+    "cut_off_after",
+    "decode_aws_chunked",
+    "object_bytes",
+    "read_body",
+]
 
 #: The largest object the stage takes (it holds one in memory); SDK files are a few MB.
 MAX_OBJECT_BYTES = 256 << 20
@@ -33,6 +46,10 @@ STREAMING_MODES = frozenset(
 )
 
 
+#: A chunk size: hex digits only (``int(x, 16)`` would also take ``+fa0``, `` fa0``, ``f_a0``).
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+
+
 def _malformed(why: str) -> S3Error:
     return S3Error(400, "IncompleteBody", f"malformed aws-chunked body: {why}")
 
@@ -45,14 +62,11 @@ def decode_aws_chunked(raw: bytes) -> tuple[bytes, dict[str, str]]:
         eol = raw.find(b"\r\n", pos)
         if eol < 0:
             raise _malformed("a chunk header has no CRLF")
-        size_text = raw[pos:eol].split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise _malformed(f"chunk size {size_text[:20]!r} is not hex") from None
+        size_text = raw[pos:eol].split(b";", 1)[0]
+        if not _CHUNK_SIZE.fullmatch(size_text):
+            raise _malformed(f"chunk size {size_text[:20]!r} is not 1 to 16 hex digits")
+        size = int(size_text, 16)
         pos = eol + 2
-        if size < 0:
-            raise _malformed(f"chunk size {size} is negative")
         if size == 0:
             break
         if raw[pos + size : pos + size + 2] != b"\r\n":
@@ -80,29 +94,63 @@ def check_crc32(data: bytes, declared: str | None) -> None:
         )
 
 
-def read_body(environ: dict[str, Any]) -> bytes:
-    """The whole request body (by Content-Length, or a chunked transfer), at most the cap."""
+def read_body(environ: dict[str, Any], deadline_s: float) -> bytes:
+    """The whole request body (by Content-Length, or a chunked transfer), at most the cap,
+    in at most ``deadline_s`` seconds: past it the connection is shut down (a body trickled
+    in to hold a thread is cut off) and the request refused."""
     stream = environ["wsgi.input"]
     length = environ.get("CONTENT_LENGTH")
     if length:
-        try:
-            want = int(length)
-        except ValueError:
-            raise S3Error(400, "InvalidRequest", f"bad Content-Length {length[:20]!r}") from None
+        if not length.isdigit() or len(length) > 20:
+            raise S3Error(400, "InvalidRequest", f"bad Content-Length {length[:20]!r}")
+        want = int(length)
     elif environ.get("wsgi.input_terminated"):  # chunked transfer: read to its end
         want = MAX_OBJECT_BYTES + 1
     else:
         return b""
     if want > MAX_OBJECT_BYTES and length:
         raise S3Error(400, "EntityTooLarge", f"the stage takes objects up to {MAX_OBJECT_BYTES}")
+    watchdog, expired = cut_off_after(environ, deadline_s)
     parts = []
-    while want > 0 and (part := stream.read(min(want, 1 << 20))):
-        parts.append(part)
-        want -= len(part)
+    try:
+        while want > 0 and not expired.is_set() and (part := stream.read(min(want, 1 << 20))):
+            parts.append(part)
+            want -= len(part)
+    except (OSError, ValueError):  # the connection broke, or was cut off
+        if not expired.is_set():
+            raise S3Error(400, "IncompleteBody", "the connection closed mid-body") from None
+    finally:
+        watchdog.cancel()
+    if expired.is_set():
+        raise S3Error(400, "RequestTimeout", f"the body was not received within {deadline_s:g} s")
     body = b"".join(parts)
     if len(body) > MAX_OBJECT_BYTES:
         raise S3Error(400, "EntityTooLarge", f"the stage takes objects up to {MAX_OBJECT_BYTES}")
+    if length and want > 0:
+        raise S3Error(400, "IncompleteBody", "the body is shorter than its Content-Length")
     return body
+
+
+def cut_off_after(
+    environ: dict[str, Any], seconds: float
+) -> tuple[threading.Timer, threading.Event]:
+    """Shut the request's connection down in ``seconds`` unless the timer returned is
+    cancelled first (the event tells whether it fired): a read blocked on the connection
+    then ends at once."""
+    expired = threading.Event()
+    watchdog = threading.Timer(seconds, _cut_off, (environ.get("werkzeug.socket"), expired))
+    watchdog.daemon = True
+    watchdog.start()
+    return watchdog, expired
+
+
+def _cut_off(sock: socket.socket | None, expired: threading.Event) -> None:
+    expired.set()
+    if sock is not None:
+        try:  # the plain socket's shutdown, not SSLSocket's (that one unwraps TLS state)
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def object_bytes(raw: bytes, environ: dict[str, Any]) -> bytes:

@@ -5,14 +5,20 @@ its ``AWS_ENDPOINT_URL`` (``https://127.0.0.1:PORT``), path style, signed with t
 ``creds`` pipe-info handed out; the Snowflake side later reads the file back by the name the
 registration carries (``Stage.read``).
 
-The server is werkzeug's threaded WSGI server around ``StageApp``, with one change: the TLS
-handshake runs in the connection's own thread, under a timeout, instead of in the accept
-loop (werkzeug's default wraps the listening socket, so one client that never finishes a
-handshake would stall every other connection).
+The server is werkzeug's threaded WSGI server around ``StageApp``, with three changes:
+
+- the TLS handshake runs in the connection's own thread, under a timeout, instead of in the
+  accept loop (werkzeug's default wraps the listening socket, so one client that never
+  finishes a handshake would stall every other connection);
+- at most ``max_connections`` connections are served at once (a thread each); one past that
+  is closed as soon as it is accepted, before its handshake (the AWS SDKs retry it);
+- the listening socket is bound here, not by werkzeug (which calls ``sys.exit`` when the
+  port is taken), so a taken port is an ``OSError`` the caller can explain.
 """
 
 from __future__ import annotations
 
+import errno
 import socket
 import ssl
 import threading
@@ -20,27 +26,95 @@ from typing import Any
 
 from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 
-__all__ = ["HANDSHAKE_TIMEOUT_S", "IDLE_TIMEOUT_S", "StageServer"]
+__all__ = ["HANDSHAKE_TIMEOUT_S", "IDLE_TIMEOUT_S", "PortTaken", "StageServer", "listen"]
 
 #: Seconds a client gets to finish its TLS handshake, and to send each part of a request.
 HANDSHAKE_TIMEOUT_S = 10.0
 IDLE_TIMEOUT_S = 120.0
 
 
+class PortTaken(OSError):
+    """The port asked for is held by another socket."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host:port`` (0: a free port), with SO_REUSEADDR (so a
+    restart after a kill binds the same port while old connections are in TIME_WAIT)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise PortTaken(errno.EADDRINUSE, f"{host}:{port} is in use") from None
+            raise
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 class _QuietHandler(WSGIRequestHandler):
-    """werkzeug's handler without a log line per request (errors are still logged)."""
+    """werkzeug's handler without a log line per request (errors are still logged), and
+    no automatic ``100 Continue``."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
 
+    _expect: str | None = None
+
+    def handle_expect_100(self) -> bool:
+        """Do not answer ``Expect: 100-continue`` before the app has looked at the request
+        (http.server and werkzeug's ``run_wsgi`` both would): the app sends ``100
+        Continue`` once the credentials and key have passed (``app.py``), so a refused
+        client never sends its body (as S3 answers it)."""
+        return True
+
+    def run_wsgi(self) -> None:
+        self._expect = self.headers.get("Expect")
+        del self.headers["Expect"]  # hidden from werkzeug, handed to the app below
+        super().run_wsgi()
+
+    def make_environ(self) -> Any:
+        environ = super().make_environ()
+        if self._expect is not None:
+            environ["HTTP_EXPECT"] = self._expect
+        return environ
+
 
 class _TlsPerConnectionServer(ThreadedWSGIServer):
-    """A threaded WSGI server whose connections do their TLS handshake in their thread."""
+    """A threaded WSGI server whose connections do their TLS handshake in their thread,
+    at most ``max_connections`` at a time."""
 
-    def __init__(self, host: str, port: int, app: Any, context: ssl.SSLContext) -> None:
-        super().__init__(host, port, app, handler=_QuietHandler)
+    def __init__(
+        self, sock: socket.socket, app: Any, context: ssl.SSLContext, max_connections: int
+    ) -> None:
+        host, port = sock.getsockname()[:2]
+        super().__init__(host, port, app, handler=_QuietHandler, fd=sock.fileno())
         self._context = context
         self.ssl_context = context  # so werkzeug reports wsgi.url_scheme "https"
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self.connections_refused = 0
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.connections_refused += 1  # the accept loop's thread only
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         request.settimeout(HANDSHAKE_TIMEOUT_S)
@@ -62,8 +136,12 @@ class _TlsPerConnectionServer(ThreadedWSGIServer):
 class StageServer:
     """A WSGI app served over HTTPS from a daemon thread; start, stop, url."""
 
-    def __init__(self, app: Any, host: str, port: int, context: ssl.SSLContext) -> None:
-        self._server = _TlsPerConnectionServer(host, port, app, context)
+    def __init__(
+        self, app: Any, sock: socket.socket, context: ssl.SSLContext, max_connections: int
+    ) -> None:
+        """``sock``: a listening socket (``listen``); the server takes a copy of it, and
+        the caller may close its own."""
+        self._server = _TlsPerConnectionServer(sock, app, context, max_connections)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.1,), name="emulator-stage", daemon=True
         )
@@ -72,6 +150,15 @@ class StageServer:
     def url(self) -> str:
         host, port = str(self._server.server_address[0]), self._server.server_address[1]
         return f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def connections_refused(self) -> int:
+        """Connections closed unserved because ``max_connections`` were open."""
+        return self._server.connections_refused
 
     def start(self) -> None:
         self._thread.start()
