@@ -25,7 +25,10 @@ def test_the_target_is_drawn_beside_the_achieved_rate_and_warmup_is_shaded() -> 
     fig = draw(windows, "run", {"mb_per_s": 3.0})
     top = fig.axes[0]
     lines = {ln.get_label(): ln for ln in top.get_lines()}
-    assert list(lines["target MB/s"].get_ydata()) == [2.0, 2.0, 4.0]
+    # the schedule's steps: each window's target from its start, to the last window's end
+    assert list(lines["target MB/s"].get_xdata()) == [0.0, 1.0, 2.0, 3.0]
+    assert list(lines["target MB/s"].get_ydata()) == [2.0, 2.0, 4.0, 4.0]
+    assert lines["target MB/s"].get_drawstyle() == "steps-post"
     assert list(lines["MB/s"].get_ydata()) == [1.9, 2.0, 3.9]
     spans = [p for p in top.patches if p.get_label() == "warmup (outside the run's figures)"]
     assert len(spans) == 1

@@ -27,7 +27,8 @@ def test_runs_lists_newest_first_with_what_each_was(home: Path, make_result, cap
     scenario = {"name": "step", "hash": "0123456789abcdef" * 4, "file": "s.yaml", "resolved": {}}
     # recorded out of order: the listing is by start time, not by when each was recorded
     _record(home, make_result, "run-mid", T0 + 60, thresholds={"mb_per_s": {"min": 1}})
-    _record(home, make_result, "run-new", T0 + 120, scenario=scenario,
+    outcome = {"outcome": "interrupted", "exit_code": 105, "reasons": ["stopped by SIGINT"]}
+    _record(home, make_result, "run-new", T0 + 120, scenario=scenario, outcome=outcome,
             thresholds={"mb_per_s": {"min": 99}})  # fmt: skip
     _record(home, make_result, "run-old", T0)
     assert main(["runs", "--home", str(home), "--json"]) == 0
@@ -45,15 +46,17 @@ def test_runs_lists_newest_first_with_what_each_was(home: Path, make_result, cap
     assert main(["runs", "--home", str(home)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == [
-        "started", "(UTC)", "run", "id", "scenario", "workers", "MB/s", "ack", "p99", "ms",
-        "thresholds",
+        "started", "(UTC)", "run", "id", "outcome", "scenario", "workload", "seconds",
+        "workers", "target", "MB/s", "MB/s", "ack", "p99", "ms",
     ]  # fmt: skip
     body = lines[2:]
     assert [line.split()[2] for line in body] == ["run-new", "run-mid", "run-old"]
-    assert body[0].split() == [
-        "2027-01-15", "08:02:00", "run-new", "step", "01234567", "2", "5.46", "10", "FAILED", "1",
-    ]  # fmt: skip
-    assert body[1].split()[-1] == "held" and body[2].split()[-1] == "-"
+    cells = body[0].split()
+    assert cells[:6] == ["2027-01-15", "08:02:00", "run-new", "interrupted", "step", "01234567"]
+    assert cells[-3:] == ["5.46", "10"] or cells[-2:] == ["5.46", "10"]
+    # written before outcomes were recorded: nothing in them tells an interrupted run
+    assert body[1].split()[3] == "unknown" and body[2].split()[3] == "unknown"
+    assert (new["outcome"]["outcome"], mid["outcome"]["outcome"]) == ("interrupted", "unknown")
 
 
 def test_a_file_that_is_not_a_result_is_skipped_and_named(home: Path, make_result, capsys) -> None:

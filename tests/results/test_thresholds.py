@@ -80,7 +80,7 @@ def test_a_block_that_cannot_be_checked_is_an_error_naming_it(block, said) -> No
 
 def test_the_figure_names_are_the_specs() -> None:
     assert FIGURE_NAMES == (
-        "mb_per_s", "rows_per_s", "ack_p50_ms", "ack_p99_ms", "behind_p99_ms",
+        "mb_per_s", "rows_per_s", "pct_of_target", "ack_p50_ms", "ack_p99_ms", "behind_p99_ms",
         "visible_p99_ms", "lost", "duplicates", "errors", "resent_batches", "sdk_retries",
         "cpu_s_per_gb", "peak_rss_mib",
     )  # fmt: skip

@@ -16,16 +16,25 @@ from .report import is_sliver, window_seconds_covered
 
 
 def write_chart(
-    path: Path, windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None = None
+    path: Path,
+    windows: list[dict[str, Any]],
+    title: str,
+    run: dict[str, Any] | None = None,
+    result: dict[str, Any] | None = None,
 ) -> None:
     """The run's chart (:func:`draw`) as a PNG at ``path``."""
-    fig = draw(windows, title, run)
+    fig = draw(windows, title, run, result)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def draw(windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None = None) -> Figure:
+def draw(
+    windows: list[dict[str, Any]],
+    title: str,
+    run: dict[str, Any] | None = None,
+    result: dict[str, Any] | None = None,
+) -> Figure:
     """Fleet MB/s and ack latency per window. A window some workers did not report in
     full (the first and last of a run: partial, or a worker already done) is drawn as a
     hollow grey point, its rate over the part it covers, apart from the full windows; a
@@ -33,8 +42,12 @@ def draw(windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None =
     When the windows carry a target (the fleet's, ``target_bps``) it is drawn beside
     the achieved rate, and warmup windows are shaded (they are outside the run's
     figures). ``run``: the run's totals (``fleet_totals``), whose MB/s goes in the
-    title."""
-    workers = max(int(w.get("workers") or 0) for w in windows)
+    title. ``result``: the run's result as ``run`` records it: its outcome goes in the
+    title, its workers are the fleet's size, and a worker that failed, the interrupt and
+    every stage boundary are marked where they happened. The target is drawn as the
+    schedule's steps."""
+    seen = max(int(w.get("workers") or 0) for w in windows)
+    workers = int((result or {}).get("workers") or seen)
     # not the drain's windows (acks only), nor a sliver's rate (a batch over a few ms)
     sent = [w for w in windows if w.get("rows") and not is_sliver(w)]
     full = [w for w in sent if not w.get("partial") and w.get("workers") == workers]
@@ -47,12 +60,13 @@ def draw(windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None =
             marker="o", markerfacecolor="none", color="grey",
             label="partial window (not every worker, or not the whole window)",
         )  # fmt: skip
-    targets = [w for w in sent if w.get("target_bps") is not None]
+    targets = [w for w in windows if w.get("target_bps") is not None and not is_sliver(w)]
     if targets:
-        top.plot(
-            [w["t"] for w in targets], [float(w["target_bps"]) / MB for w in targets],
-            linestyle="--", color="black", alpha=0.7, label="target MB/s",
-        )  # fmt: skip
+        xs = [w["t"] - window_seconds_covered(w) for w in targets] + [targets[-1]["t"]]
+        ys = [float(w["target_bps"]) / MB for w in targets]
+        top.step(xs, [*ys, ys[-1]], where="post", linestyle="--", color="black", alpha=0.7,
+                 label="target MB/s")  # fmt: skip
+    _marks(top, bottom, windows, result or {})
     warm = [w for w in windows if w.get("warmup")]
     if warm:
         first = min(w["t"] - window_seconds_covered(w) for w in warm)
@@ -79,9 +93,38 @@ def draw(windows: list[dict[str, Any]], title: str, run: dict[str, Any] | None =
     bottom.grid(alpha=0.3)
     bottom.legend(loc="upper right")
     rate = (run or {}).get("mb_per_s")
+    outcome = ((result or {}).get("outcome") or {}).get("outcome")
     fig.suptitle(
         f"{title}: {workers} worker(s)"
         + (f", {rate:.1f} MB/s acked over the sending window" if rate is not None else "")
+        + (f" - {str(outcome).upper().replace('_', ' ')}" if outcome else "")
     )
     fig.tight_layout()
     return fig
+
+
+def _marks(top: Any, bottom: Any, windows: list[dict[str, Any]], result: dict[str, Any]) -> None:
+    """Vertical lines where a stage began, a worker failed and the run was interrupted
+    (seconds since the agreed start, as the windows' ``t``)."""
+    previous = None
+    for w in windows:
+        stage = w.get("stage")
+        if stage is not None and previous is not None and stage != previous:
+            at = w["t"] - window_seconds_covered(w)
+            for ax in (top, bottom):
+                ax.axvline(at, color="grey", linestyle=":", alpha=0.8)
+            top.annotate(f"stage {stage}", (at, 0), fontsize="x-small", color="grey",
+                         xytext=(2, 2), textcoords="offset points")  # fmt: skip
+        previous = stage if stage is not None else previous
+    labelled = False
+    for f in result.get("failed_worker_details") or []:
+        if isinstance(f.get("at_s"), (int, float)):
+            label = None if labelled else "a worker failed"
+            top.axvline(f["at_s"], color="tab:red", alpha=0.8, label=label)
+            bottom.axvline(f["at_s"], color="tab:red", alpha=0.8)
+            labelled = True
+    interrupt = result.get("interrupt") or {}
+    if isinstance(interrupt.get("at_s"), (int, float)):
+        for ax in (top, bottom):
+            ax.axvline(interrupt["at_s"], color="tab:purple", linestyle="-.",
+                       label=None if ax is bottom else f"{interrupt.get('signal')}")  # fmt: skip

@@ -25,8 +25,16 @@ def window_key(w: dict[str, Any]) -> float:
     return float(w["window_start"])
 
 
-def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate_window(
+    windows: list[dict[str, Any]], fleet_workers: int | None = None
+) -> dict[str, Any]:
     """One fleet-wide window from the workers' lines of the same ``window_start``.
+
+    ``fleet_workers``: the workers the run started. The window's target is then the
+    schedule's for all of them (one worker's target times their number), whoever
+    reported: a worker that died makes the fleet fall short of its target, not the target
+    shrink. Without it (a multi-channel worker merging its channels) the lines' targets
+    are added up.
 
     Counts are exact sums; latency percentiles are read off the merged histograms,
     so they are the percentiles of every worker's latencies together; rates are over
@@ -49,7 +57,7 @@ def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
         "workers": len(windows),
         "worker_ids": sorted(w["worker_id"] for w in windows if "worker_id" in w),
     }
-    out.update(_schedule_fields(windows))
+    out.update(_schedule_fields(windows, fleet_workers))
     for key in SUMMED:
         out[key] = sum(int(w.get(key) or 0) for w in windows)
     out["mb_per_s"] = round(out["bytes"] / secs / MB, 3)
@@ -65,15 +73,19 @@ def aggregate_window(windows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _schedule_fields(windows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The fleet window's target (the workers' targets added up; None when no line
-    carries one), its stage, whether it is warmup, and the scenario. Workers of a run follow one
-    schedule, so they agree on both; should they not, the latest stage wins and the
-    window is warmup if any worker was still warming up (its figures are left out)."""
+def _schedule_fields(
+    windows: list[dict[str, Any]], fleet_workers: int | None = None
+) -> dict[str, Any]:
+    """The fleet window's target (the schedule's for ``fleet_workers`` workers, else the
+    lines' targets added up; None when no line carries one), its stage, whether it is
+    warmup, and the scenario. Workers of a run follow one schedule, so they agree on
+    these; should they not, the highest target and latest stage win and the window is
+    warmup if any worker was still warming up (its figures are left out)."""
     targets = [float(w["target_bps"]) for w in windows if w.get("target_bps") is not None]
     stages = [int(w["stage"]) for w in windows if w.get("stage") is not None]
+    target = sum(targets) if fleet_workers is None else max(targets, default=0) * fleet_workers
     return {
-        "target_bps": round(sum(targets), 1) if targets else None,
+        "target_bps": round(target, 1) if targets else None,
         "stage": max(stages) if stages else None,
         "warmup": any(bool(w.get("warmup")) for w in windows),
         "scenario": next((w["scenario"] for w in windows if w.get("scenario")), None),
@@ -91,7 +103,10 @@ def aggregate_windows(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [aggregate_window(groups[k]) for k in sorted(groups)]
 
 
-def format_window(w: dict[str, Any]) -> str:
+def format_window(w: dict[str, Any], clock: bool = True) -> str:
+    """A fleet window as a progress line (``clock``: led by its seconds since the
+    watch began; the caller puts its own clock first otherwise)."""
+
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{v:.0f}"
 
@@ -100,7 +115,8 @@ def format_window(w: dict[str, Any]) -> str:
     rate = f"{'-':>9} MB/s " if sliver else f"{w['mb_per_s']:9.1f} MB/s "
     rows = f"{'-':>11} rows/s" if sliver else f"{w['rows_per_s']:>11,.0f} rows/s"
     return (
-        f"[{w['t']:7.1f}s] {w['workers']:3d} workers {rate}"
+        (f"[{w['t']:7.1f}s] " if clock else "")
+        + f"{w['workers']:3d} workers {rate}"
         + (f"(target {target / MB:.1f}) " if target is not None else "")
         + f"{rows}  ack p50 {ms(w['ack_p50_ms'])} ms "
         f"p99 {ms(w['ack_p99_ms'])} ms  in flight {w['in_flight_bytes'] / MB:.1f} MB"

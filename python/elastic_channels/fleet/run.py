@@ -34,6 +34,7 @@ from ..worker.config import default_run_id
 from ..worker.settings import add_settings, resolve
 from . import local, report
 from .find_max import SearchPlan
+from .interrupt import Interruption, RunAborted
 from .run_output import (
     finish_monitor,
     print_tables,
@@ -46,7 +47,15 @@ from .run_search import SearchRun, searched
 from .run_search import add_argument as add_search_argument
 from .run_target import TargetError, default_data_dir, open_target
 from .run_target import account_problem as _account_problem  # noqa: F401 (tests)
-from .verify import loss_accepted, verify_landed
+from .run_verdict import (
+    failed_workers,
+    process_figures,
+    run_outcome,
+    say_process,
+    warmup_note,
+)
+from .verify import verify_landed
+from .watch import Schedule
 
 DEFAULT_HOME = Path(".elastic-channels")
 #: The worker settings ``run`` takes: a scenario's keys (scenario/run_args.py adds their
@@ -181,42 +190,70 @@ def _run(
     scenario_file: str | None,
     plan: SearchPlan | None = None,
 ) -> int:
-    run_id = v["run_id"]
     try:
         land = landing_table(s.workload, "workload")
     except WorkloadArgError as e:
         return _fail(str(e))
     if args.data_dir is None:
         args.data_dir = default_data_dir(DEFAULT_HOME, land, s.destination.table_format)
-    try:
-        account = {name: v[name] for name in ACCOUNT_SETTINGS}
-        target = open_target(s, account, args.data_dir, land)
-    except TargetError as e:
-        return _fail(str(e))
-    emu = target.emulator
-    common = target.worker_args + worker_flags(s) + args.worker_arg
-    if not any(a.split("=")[0] == "--workload" for a in common):  # said outright: the
-        common += ["--workload", s.workload]  # WORKLOAD workers inherit may not be s's
+    intr = Interruption(sys.stderr)
+    with intr.installed():
+        try:
+            account = {name: v[name] for name in ACCOUNT_SETTINGS}
+            target = open_target(s, account, args.data_dir, land)
+        except TargetError as e:
+            return _fail(str(e))
+        except RunAborted:
+            target = None
+        return _run_on(args, v, s, scenario_file, plan, land, target, intr)
+
+
+def _run_on(
+    args: argparse.Namespace,
+    v: dict[str, Any],
+    s: Scenario,
+    scenario_file: str | None,
+    plan: SearchPlan | None,
+    land: Any,
+    target: Any,
+    intr: Interruption,
+) -> int:
+    """The run on an open target (None: a second signal came while it opened), with
+    SIGINT/SIGTERM going to ``intr``; its exit code, its outcome's."""
+    run_id = v["run_id"]
     digest = scenario_hash(s)
-    print(
-        f"run {run_id}: scenario {s.name} ({digest}): {s.workers} worker(s) x {describe(s)} "
-        f"of {land.workload} rows into {land.name} in {target.text}",
-        file=sys.stderr,
-        flush=True,
-    )
+    emu = target.emulator if target is not None else None
     mon = None
-    if not args.no_monitor:
-        mon = start_monitor(run_id, s.workers, emu, target.profile, not args.no_visible, land)
+    fleet: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] | None = None
+    workers: list[local.WorkerProc] = []
+    landed: dict[str, Any] | None = None
     search = SearchRun(plan, s) if plan is not None else None
     started_at = time.time()
+    start_at: float | None = None
     try:
+        if target is None or intr.interrupted:
+            raise RunAborted("interrupted before the workers started")
+        common = target.worker_args + worker_flags(s) + args.worker_arg
+        if not any(a.split("=")[0] == "--workload" for a in common):  # said outright: the
+            common += ["--workload", s.workload]  # WORKLOAD workers inherit may not be s's
+        print(
+            f"run {run_id}: scenario {s.name} ({digest}): {s.workers} worker(s) x "
+            f"{describe(s)} of {land.workload} rows into {land.name} in {target.text}",
+            file=sys.stderr,
+            flush=True,
+        )
+        if not args.no_monitor:
+            mon = start_monitor(run_id, s.workers, emu, target.profile, not args.no_visible, land)
         # One start for all: each worker opens its client and channel, then waits for it,
         # so they send together and follow one schedule: the run's rate is theirs added
         # up. A worker whose channel opens later joins the schedule where it stands.
         start_at = start_time(time.time() + start_allowance(s.workers), s.window_seconds)
         common_start = [*common, "--start-at", f"{start_at:.3f}"]
-        workers = local.start_workers(s.workers, common_start, dict(os.environ))
+        logs = DEFAULT_HOME / "logs" / safe_name(run_id)
+        workers = local.start_workers(s.workers, common_start, dict(os.environ), log_dir=logs)
+        print(f"workers' logs (the SDK's lines too): {logs}/", file=sys.stderr, flush=True)
+        intr.processes = [wp.proc for wp in workers]
         if search is not None:
             search.bind(workers)
         deadline = time.monotonic() + start_allowance(s.workers) + run_seconds(s) + 300
@@ -227,31 +264,42 @@ def _run(
             on_record=mon.feed if mon is not None else None,
             on_idle=mon.tick if mon is not None else None,
             on_window=search.on_window if search is not None else None,
+            schedule=Schedule(start_at, run_seconds(s), s.window_seconds),
+            interruption=intr,
         )
         summaries = [wp.summary for wp in workers if wp.summary]
-        killed = [
-            {"worker_id": wp.worker_id, "exit_code": wp.proc.returncode, "windows": wp.windows,
-             "started_at": wp.started_at, "exited_at": wp.exited_at}
-            for wp in workers if wp.summary is None
-        ]  # fmt: skip
         say_last_words(workers)
-        totals = report.fleet_totals(summaries)
-        pacing = _pacing(s, args.worker_arg)
-        landed = (
-            None if emu is None else verify_landed(emu, run_id, summaries, killed, pacing, land)
-        )
+        if emu is not None and not intr.hard:
+            rows = sum(int(x.get("rows_generated") or 0) for x in summaries)
+            print(f"checking what landed: the run's rows ({rows:,} generated by the "
+                  "workers with a summary) in the emulator's table", file=sys.stderr,
+                  flush=True)  # fmt: skip
+            killed = [
+                {"worker_id": wp.worker_id, "exit_code": wp.proc.returncode,
+                 "windows": wp.windows, "started_at": wp.started_at,
+                 "exited_at": wp.exited_at}
+                for wp in workers if wp.summary is None
+            ]  # fmt: skip
+            warm_end = start_at + s.warmup_seconds if s.warmup_seconds else None
+            pacing = _pacing(s, args.worker_arg)
+            landed = verify_landed(emu, run_id, summaries, killed, pacing, land, warm_end)
         if mon is not None:
-            metrics = finish_monitor(mon)
+            print("monitor: writing the last windows and their ingest-to-visible figures",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            metrics = finish_monitor(mon, 5 if intr.hard else 60)
+    except RunAborted:
+        pass  # a second signal: record what there is
     finally:
-        target.stop()
+        if target is not None:
+            target.stop()
+    summaries = [wp.summary for wp in workers if wp.summary]
+    totals = report.fleet_totals(summaries)
     out = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON alone
-    print_tables(out, run_id, metrics, summaries, totals, landed, args.data_dir)
-    # the default chart stays in DEFAULT_HOME whatever the run id holds (issue #23)
-    chart = args.chart or DEFAULT_HOME / f"{safe_name(run_id)}.png"
-    print(write_chart(chart, fleet, run_id, totals), file=sys.stderr)
-    failed = [wp.worker_id for wp in workers if wp.proc.returncode != 0]
+    failed = failed_workers(workers, start_at, landed)
     scenario_block: dict[str, Any] = {"name": s.name, "hash": digest, "file": scenario_file}
     scenario_block["resolved"] = resolved(s)
+    proc_figures = process_figures(totals.get("bytes_acked"))
+    interrupt = intr.interrupt(start_at, run_seconds(s))
     result: dict[str, Any] = {
         "run_id": run_id,
         "workers": s.workers,
@@ -260,32 +308,55 @@ def _run(
         "scenario": scenario_block,
         "started_at": round(started_at, 3),
         "ended_at": round(time.time(), 3),
+        "start_at": start_at,
         "totals": totals,
         "landed": landed,
         "windows": fleet,
         "metrics_windows": metrics,
         "worker_summaries": summaries,
-        "failed_workers": failed,
-        "chart": str(chart) if chart.exists() else None,
+        "failed_workers": [f["worker_id"] for f in failed],
+        "failed_worker_details": failed,
+        "interrupt": interrupt.as_dict() if interrupt is not None else None,
+        "run_process": proc_figures,
+        "emulator_settings": _emulator_settings(emu),
     }
     if search is not None:  # plan --figures reads it from here (or the result file)
-        done = not failed and len(summaries) == s.workers
+        done = not failed and len(summaries) == s.workers and interrupt is None
         result["find_max"] = search.finish(done, "emulator" if emu is not None else "account")
-    held = record_result(result, DEFAULT_HOME, out)
+    from .. import results
+
+    doc = results.document(result)
+    outcome = run_outcome(doc, interrupt, failed, landed)
+    result["outcome"] = doc["outcome"] = doc["run"]["outcome"] = outcome.as_dict()
+    print(outcome.headline(run_id), file=out)
+    print_tables(out, run_id, metrics, summaries, totals, landed, args.data_dir)
+    note = warmup_note(summaries)
+    if note and landed is not None:
+        print(note, file=out)
+    say_process(proc_figures, emu is not None)
+    # the default chart stays in DEFAULT_HOME whatever the run id holds (issue #23)
+    chart = args.chart or DEFAULT_HOME / f"{safe_name(run_id)}.png"
+    print(write_chart(chart, fleet, run_id, totals, result), file=sys.stderr)
+    result["chart"] = doc["run"]["chart"] = str(chart) if chart.exists() else None
+    record_result(result, DEFAULT_HOME, out, doc)
     if args.json:
         print(json.dumps(result))
-    ok = not failed and len(summaries) == s.workers and loss_accepted(landed)
-    ok = ok and held
-    ice = (landed or {}).get("iceberg")
-    if ice and ice["run_rows_read_by_pyiceberg"] != landed["rows_landed"]:  # type: ignore[index]
-        print("the Iceberg table read by pyiceberg disagrees with the SQL count", file=sys.stderr)
-        ok = False
     under = [x["worker_id"] for x in summaries if x.get("under_target")]
     if under and search is None:  # a search stops its workers under target on purpose
         print(
             f"worker(s) {under} ended under their target rate (see under_target)", file=sys.stderr
         )
-    return 0 if ok else 1
+    print(outcome.headline(run_id), file=sys.stderr)
+    return outcome.exit_code
+
+
+def _emulator_settings(emu: Any) -> dict[str, Any] | None:
+    """What of the embedded emulator shapes the run's figures: any pipe-info override it
+    sends the SDK, its channel limit."""
+    if emu is None:
+        return None
+    cfg = emu.config
+    return {"append_buffer_ms": cfg.append_buffer_ms, "channel_limit_bps": cfg.channel_limit_bps}
 
 
 def start_time(earliest: float, window_seconds: float) -> float:

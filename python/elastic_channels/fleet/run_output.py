@@ -79,36 +79,48 @@ def start_monitor(
         return None
 
 
-def finish_monitor(mon: Any) -> list[dict[str, Any]] | None:
+def finish_monitor(mon: Any, visible_wait_s: float = 60) -> list[dict[str, Any]] | None:
     try:
-        return list(mon.finish(visible_wait_s=60))
+        return list(mon.finish(visible_wait_s=visible_wait_s))
     except Exception as e:
         print(f"monitor: could not finish: {e}", file=sys.stderr)
         return None
 
 
 def write_chart(
-    path: Path, fleet: list[dict[str, Any]], run_id: str, totals: dict[str, Any]
+    path: Path,
+    fleet: list[dict[str, Any]],
+    run_id: str,
+    totals: dict[str, Any],
+    result: dict[str, Any] | None = None,
 ) -> str:
+    """The run's chart at ``path`` (``result``: its outcome, kills and interrupt marked),
+    or why there is none."""
     try:
         from .chart import write_chart
     except ImportError as e:
         return f"no chart: {e} (pip install '.[chart]' in a checkout)"
     if not fleet:
         return "no chart: no complete window was reported"
-    write_chart(path, fleet, run_id, totals)
+    write_chart(path, fleet, run_id, totals, result)
     return f"chart: {path}"
 
 
-def record_result(result: dict[str, Any], home: Path, out: TextIO = sys.stderr) -> bool:
+def record_result(
+    result: dict[str, Any],
+    home: Path,
+    out: TextIO = sys.stderr,
+    doc: dict[str, Any] | None = None,
+) -> bool:
     """Print the run's figures per stage to ``out`` when its load shape has more than
     one stage; write the run's result file (``home/results``, docs/RESULTS.md) and say
     where, then each threshold of its scenario, held or not. Adds ``result_file`` to
     ``result``. False when a threshold did not hold (or could not be checked); a result
-    file that cannot be written is said, and the run's outcome is its own."""
+    file that cannot be written is said, and the run's outcome is its own. ``doc``: the
+    result's document, when already made (``results.document(result)``)."""
     from .. import results
 
-    doc = results.document(result)
+    doc = results.document(result) if doc is None else doc
     if len(doc["stages"]) > 1:
         print("per stage (warmup left out; as the result file holds them):", file=out)
         print(stages_table(doc["stages"], doc["figures"]) + "\n", file=out)

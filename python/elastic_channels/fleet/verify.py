@@ -92,24 +92,35 @@ def loss_accepted(landed: dict[str, Any] | None) -> bool:
     return landed["lost"] is None and landed.get("lost_unknown_reason") == NO_UNIQUE_ID
 
 
-def _visible(emu: Any, land: LandingTable, where: str | None) -> dict[str, float | None]:
+def _visible(
+    emu: Any, land: LandingTable, where: str | None, sent_from: float | None = None
+) -> dict[str, float | None]:
     """Ingest-to-visible p50/p99 of the run's rows: commit time less send time (None
-    without a send-time column or a way to find the run's rows)."""
+    without a send-time column or a way to find the run's rows); with ``sent_from``
+    (epoch seconds: the end of warmup) of the rows sent from then on only, the rows the
+    run's figures are of. ``visible_sent_from`` says which."""
     lat: tuple[Any, ...] = (None, None)
     if land.send_time is not None and where is not None:
+        sent = _ident(land.send_time)
+        after = "" if sent_from is None else f" AND epoch_ms({sent}) >= {int(sent_from * 1000)}"
         lat = emu.query(
             "SELECT quantile_cont(ms, 0.5), quantile_cont(ms, 0.99), count(*) FROM ("
-            f"SELECT epoch_ms(_COMMIT_TIME) - epoch_ms({_ident(land.send_time)}) AS ms "
-            f"FROM {_ident(land.name)} WHERE {where})"
+            f"SELECT epoch_ms(_COMMIT_TIME) - epoch_ms({sent}) AS ms "
+            f"FROM {_ident(land.name)} WHERE {where}{after})"
         )[0]
     return {
         "visible_p50_ms": None if lat[0] is None else round(float(lat[0]), 1),
         "visible_p99_ms": None if lat[1] is None else round(float(lat[1]), 1),
+        "visible_sent_from": sent_from,
     }
 
 
 def _unknown_loss(
-    emu: Any, land: LandingTable, where: str | None, summaries: list[dict[str, Any]]
+    emu: Any,
+    land: LandingTable,
+    where: str | None,
+    summaries: list[dict[str, Any]],
+    sent_from: float | None = None,
 ) -> dict[str, Any]:
     """What can be said of a run whose rows cannot be told apart (no unique id)."""
     landed = None
@@ -124,7 +135,7 @@ def _unknown_loss(
         "lost_at_least": None,
         "lost_at_most": None,
         "killed_workers": [],
-        **_visible(emu, land, where),
+        **_visible(emu, land, where, sent_from),
     }
 
 
@@ -141,9 +152,11 @@ def verify_landed(
     killed: list[dict[str, Any]] | None = None,
     pacing: dict[str, Any] | None = None,
     land: LandingTable | None = None,
+    sent_from: float | None = None,
 ) -> dict[str, Any]:
     """rows_landed, duplicates and lost for this run, and ingest-to-visible latency, in
-    ``land``'s table (resort sales by default).
+    ``land``'s table (resort sales by default): of the rows sent from ``sent_from``
+    (epoch seconds; the end of warmup) on, when given.
 
     ``killed`` lists the workers that ended without a summary, as ``{"worker_id",
     "exit_code", "windows" (every window line seen), "started_at", "exited_at"}`` (epoch
@@ -159,7 +172,7 @@ def verify_landed(
     emu.wait_landed(timeout_s=120)
     where = run_filter(land, run_id)
     if land.unique_id is None or where is None:
-        return _unknown_loss(emu, land, where, summaries)
+        return _unknown_loss(emu, land, where, summaries, sent_from)
     uid = _ident(land.unique_id)
     worker = (
         f"CAST({_ident(land.worker_id)} AS BIGINT)"
@@ -200,7 +213,7 @@ def verify_landed(
         if any(k["lost_at_most"] is None for k in gone)
         else lost + sum(k["lost_at_most"] for k in gone),
         "killed_workers": gone,
-        **_visible(emu, land, where),
+        **_visible(emu, land, where, sent_from),
     }
 
 

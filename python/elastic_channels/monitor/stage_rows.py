@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..results.derive import stage_figures
+from ..results.derive import stage_figures, stage_windows
 from . import histogram
 
 __all__ = ["StageBook", "stage_rows"]
@@ -28,13 +28,11 @@ def stage_rows(run_id: str, fleet: Sequence[dict[str, Any]]) -> list[dict[str, A
     windows (dicts with the line's keys: the RAW of the fleet rows); none when no window
     is outside warmup."""
     kept = [w for w in fleet if not w.get("warmup") and w.get("window_start") is not None]
-    by_stage: dict[int, list[dict[str, Any]]] = {}
-    for w in kept:
-        by_stage.setdefault(int(w.get("stage") or 0), []).append(w)
+    by_stage = stage_windows(kept)
     return [_row(run_id, f, by_stage[f["stage"]]) for f in stage_figures({"windows": kept})]
 
 
-def _row(run_id: str, f: dict[str, Any], windows: list[dict[str, Any]]) -> dict[str, Any]:
+def _row(run_id: str, f: dict[str, Any], windows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     acks = histogram.merge(str(w["ack_hist_us"]) for w in windows if w.get("ack_hist_us"))
     behind = histogram.merge(str(w["behind_hist_us"]) for w in windows if w.get("behind_hist_us"))
     first = min(windows, key=lambda w: float(w["window_start"]))

@@ -51,6 +51,8 @@ class Window:
     visible: dict[str, Any] = field(default_factory=dict)
     #: The fleet figures read back for a pruned window (its lines are not held).
     held_fleet: dict[str, Any] | None = None
+    #: The workers the run started (its target is the schedule's for all of them).
+    fleet_workers: int | None = None
 
     @property
     def end(self) -> float:
@@ -63,7 +65,7 @@ class Window:
 
         if not self.lines:
             return {**(self.held_fleet or empty_fleet(self)), **self.visible}
-        agg = aggregate_window(list(self.lines.values()))
+        agg = aggregate_window(list(self.lines.values()), fleet_workers=self.fleet_workers)
         agg.pop("worker_ids", None)
         return {**agg, **self.visible}
 
@@ -102,7 +104,9 @@ class WindowBook:
             return False  # seen again: it was written, and its worker noted then
         w = self.windows.get(ws)
         if w is None:
-            w = self.windows[ws] = Window(ws, float(line["window_seconds"]))
+            w = self.windows[ws] = Window(
+                ws, float(line["window_seconds"]), fleet_workers=self.expected_workers
+            )
         worker = self._workers.get(who)
         if worker is None or worker.first_window == math.inf:
             worker = self._workers[who] = _Worker(ws, ws, finished=worker is not None)
@@ -215,7 +219,9 @@ class WindowBook:
                 ws = round(row["WINDOW_START"].timestamp(), 6)
                 w = self.windows.get(ws)
                 if w is None and row.get("WORKERS_REPORTING") == 0:  # a commits-only window
-                    w = self.windows[ws] = Window(ws, float(row["WINDOW_SECONDS"]))
+                    w = self.windows[ws] = Window(
+                        ws, float(row["WINDOW_SECONDS"]), fleet_workers=self.expected_workers
+                    )
                 if w is not None:
                     w.fleet_written = True
                     w.visible_final = row.get("INGEST_TO_VISIBLE_ROWS") is not None

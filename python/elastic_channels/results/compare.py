@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import store, table
+from .outcome import outcome_of
 from .runs_cli import scenario_label
 
 __all__ = ["FIGURE_ROWS", "comparison", "delta", "letter", "render"]
@@ -72,10 +73,27 @@ def comparison(entries: Sequence[store.Entry]) -> dict[str, Any]:
             # the resolved scenario is the result file's to hold, not the comparison's
             "scenario": _scenario_names(e.doc.get("scenario")),
             "thresholds_held": e.doc.get("thresholds_held"),
+            "outcome": outcome_of(e.doc),
         }
         for e in entries
     ]
-    return {"runs": runs, "figures": lines}
+    return {"runs": runs, "figures": lines, "warnings": _warnings(runs)}
+
+
+def _warnings(runs: list[dict[str, Any]]) -> list[str]:
+    """One sentence per run that is not a clean pass: its figures are of a run that did
+    not go as planned (an interrupted run's are of the part that ran)."""
+    out = []
+    for i, run in enumerate(runs):
+        outcome = run["outcome"]
+        if outcome["outcome"] == "passed":
+            continue
+        why = "; ".join(outcome["reasons"][:3])
+        side = "the baseline" if i == 0 else "it"
+        out.append(f"warning: {letter(i)} ({run['run_id']}) is not a clean pass: "
+                   f"{outcome['outcome']}" + (f" ({why})" if why else "")
+                   + f"; compare {side} with care")  # fmt: skip
+    return out
 
 
 def _scenario_names(scenario: Any) -> dict[str, Any] | None:
@@ -91,10 +109,9 @@ def render(comp: dict[str, Any]) -> str:
     said = []
     for name, run in zip(letters, comp["runs"], strict=True):
         when = str(run["started_at_utc"] or "?").replace("T", " ")[:19]
-        held = {True: "  thresholds held", False: "  thresholds FAILED"}
         said.append(
             f"{name}: {run['run_id']}  scenario {scenario_label(run['scenario'])}  "
-            f"started {when} UTC{held.get(run['thresholds_held'], '')}  {run['path']}"
+            f"started {when} UTC  {run['outcome']['outcome']}  {run['path']}"
         )
     header = ["figure", letters[0]]
     for name in letters[1:]:
@@ -110,7 +127,8 @@ def render(comp: dict[str, Any]) -> str:
                 _percent(line["change_pct"][i]),
             ]
         rows.append(cells)
-    return "\n".join(said) + "\n\n" + table.render(header, rows)
+    warned = "".join(w + "\n" for w in comp.get("warnings") or [])
+    return "\n".join(said) + "\n" + warned + "\n" + table.render(header, rows)
 
 
 def _rows(entries: Sequence[store.Entry]) -> list[tuple[str, str, str]]:

@@ -24,7 +24,7 @@ from typing import Any
 from ..measures import MB, run_throughput
 from ..monitor import histogram
 
-__all__ = ["figures_of", "run_windows", "stage_figures"]
+__all__ = ["figures_of", "run_windows", "stage_figures", "stage_windows"]
 
 Window = Mapping[str, Any]
 
@@ -70,7 +70,15 @@ def figures_of(result: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     figures["rows_acked"] = totals.get("rows_acked")
     figures["bytes_acked"] = totals.get("bytes_acked")
     figures["target_mb_per_s"], sources["target_mb_per_s"] = _target(result, kept)
+    figures["pct_of_target"] = _share(figures.get("mb_per_s"), figures["target_mb_per_s"])
     return figures, sources
+
+
+def _share(achieved: Any, target: Any) -> float | None:
+    """``achieved`` as a % of ``target`` (None when either is unknown or the target 0)."""
+    if not isinstance(achieved, (int, float)) or not isinstance(target, (int, float)):
+        return None
+    return round(achieved / target * 100, 1) if target > 0 else None
 
 
 def peak_rss_per_worker(result: Mapping[str, Any]) -> dict[str, float | None]:
@@ -85,14 +93,28 @@ def peak_rss_per_worker(result: Mapping[str, Any]) -> dict[str, float | None]:
 def stage_figures(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per stage (the windows' ``stage``, warmup windows left out): its windows' seconds,
     mean target and achieved rates, latency percentiles off their merged histograms,
-    and counts. A run whose windows name no stage is one stage, 0."""
+    and counts. A run whose windows name no stage is one stage, 0. Only whole windows
+    count (:func:`stage_windows`): a stage's figures cover its own time."""
     visible_at = _visible_by_window(result)
     constant = _constant_target(result)
-    groups: dict[int, list[Window]] = {}
-    for w in run_windows(result):
-        if not w.get("warmup"):
-            groups.setdefault(int(w.get("stage") or 0), []).append(w)
+    groups = stage_windows(run_windows(result))
     return [_stage(i, groups[i], visible_at, constant) for i in sorted(groups)]
+
+
+def stage_windows(windows: Iterable[Window]) -> dict[int, list[Window]]:
+    """The windows of each stage that count in its figures: warmup's left out, and
+    the edges of the schedule: a sliver (a partial window too short to have a rate,
+    :func:`..fleet.report.is_sliver`) and a partial window in which nothing was sent
+    (after the schedule's end, while the workers drain their acks). Such a window never
+    makes a stage of its own nor dilutes a stage's rate; its counts stay in the run's."""
+    from ..fleet.report import is_sliver
+
+    groups: dict[int, list[Window]] = {}
+    for w in windows:
+        if w.get("warmup") or is_sliver(w) or (w.get("partial") and not w.get("rows")):
+            continue
+        groups.setdefault(int(w.get("stage") or 0), []).append(w)
+    return groups
 
 
 def warmup_figures(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,9 +175,11 @@ def _visible(
     result: Mapping[str, Any], windows: Sequence[Window], landed: Mapping[str, Any]
 ) -> tuple[dict[str, Any], str]:
     warmup = any(w.get("warmup") for w in windows)
-    if not warmup and landed.get("visible_p99_ms") is not None:
+    after_warmup = landed.get("visible_sent_from") is not None
+    if (after_warmup or not warmup) and landed.get("visible_p99_ms") is not None:
         figures = {k: landed.get(k) for k in ("visible_p50_ms", "visible_p99_ms")}
-        return figures, "the emulator's count over every landed row of the run"
+        rows = "sent after warmup" if after_warmup else "of the run"
+        return figures, f"the emulator's count over every landed row {rows}"
     kept = [w for w in result.get("metrics_windows") or [] if not w.get("warmup")]
     out = {}
     for key in ("visible_p50_ms", "visible_p99_ms"):

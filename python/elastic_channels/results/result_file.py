@@ -68,6 +68,7 @@ def document(result: Mapping[str, Any], *, now: float | None = None) -> dict[str
         "thresholds": [o.as_dict() for o in outcomes],
         "thresholds_held": _held(outcomes, problem),
         "thresholds_error": problem,
+        "outcome": plain.get("outcome"),
         "run": plain,
     }
 

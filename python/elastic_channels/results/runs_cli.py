@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from . import store, table
+from .outcome import outcome_of
 
 DESCRIPTION = (
     "List the results every `elastic-channels run` recorded in HOME/results (one JSON "
-    "file per run), newest first: when it started (UTC), its run id, its scenario's name "
-    "and hash, workers, MB/s (acked over the sending window), ack p99, and whether the "
-    "scenario's thresholds held. `elastic-channels compare` sets results side by side."
+    "file per run), newest first: when it started (UTC), its run id, its outcome (passed, "
+    "thresholds_failed, interrupted, workers_failed, rows_lost; unknown for a file "
+    "recorded before outcomes were), its scenario's name and hash, its workload, its "
+    "planned seconds, workers, the fleet's target MB/s, MB/s (acked over the sending "
+    "window) and ack p99. `elastic-channels compare` sets results side by side."
 )
 
 
@@ -40,7 +43,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not listed:
         print(f"no results in {store.results_dir(args.home)}", file=sys.stderr)
         return 0
-    header = ["started (UTC)", "run id", "scenario", "workers", "MB/s", "ack p99 ms", "thresholds"]
+    header = [
+        "started (UTC)", "run id", "outcome", "scenario", "workload", "seconds", "workers",
+        "target MB/s", "MB/s", "ack p99 ms",
+    ]  # fmt: skip
     print(table.render(header, [_cells(x) for x in listed], left=3))
     return 0
 
@@ -51,6 +57,7 @@ def listing(entry: store.Entry) -> dict[str, Any]:
     figures = doc.get("figures") or {}
     scenario = doc.get("scenario") or {}
     failed = [t.get("text") for t in doc.get("thresholds") or [] if not t.get("held")]
+    resolved = scenario.get("resolved") if isinstance(scenario.get("resolved"), dict) else {}
     return {
         "path": str(entry.path),
         "started_at_utc": doc.get("started_at_utc"),
@@ -58,7 +65,11 @@ def listing(entry: store.Entry) -> dict[str, Any]:
         "scenario": {"name": scenario.get("name"), "hash": scenario.get("hash")}
         if scenario
         else None,
+        "outcome": outcome_of(doc),
+        "workload": resolved.get("workload"),
+        "planned_seconds": _planned_seconds(resolved),
         "workers": figures.get("workers"),
+        "target_mb_per_s": figures.get("target_mb_per_s"),
         "mb_per_s": figures.get("mb_per_s"),
         "ack_p99_ms": figures.get("ack_p99_ms"),
         "thresholds_held": doc.get("thresholds_held"),
@@ -76,25 +87,28 @@ def scenario_label(scenario: dict[str, Any] | None) -> str:
     return f"{name} {digest}".strip()
 
 
+def _planned_seconds(resolved: dict[str, Any]) -> float | None:
+    """Warmup and every stage of a resolved scenario, in seconds (None if not known)."""
+    try:
+        stages = sum(float(st["seconds"]) for st in resolved["stages"])
+        return stages + float(resolved.get("warmup_seconds") or 0)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _cells(x: dict[str, Any]) -> list[str]:
     started = str(x["started_at_utc"] or "-").replace("T", " ")[:19]
-    held = x["thresholds_held"]
-    if x["thresholds_error"]:
-        verdict = "not checked (see --json)"
-    elif held is None:
-        verdict = "-"
-    elif held:
-        verdict = "held"
-    else:
-        verdict = f"FAILED {len(x['thresholds_failed'])}"
     return [
         started,
         str(x["run_id"]),
+        str(x["outcome"]["outcome"]),
         scenario_label(x["scenario"]),
+        str(x["workload"] or "-"),
+        _num(x["planned_seconds"], "{:.0f}"),
         _num(x["workers"], "{:d}"),
+        _num(x["target_mb_per_s"], "{:.2f}"),
         _num(x["mb_per_s"], "{:.2f}"),
         _num(x["ack_p99_ms"], "{:.0f}"),
-        verdict,
     ]
 
 
