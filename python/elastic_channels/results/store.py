@@ -7,21 +7,35 @@ taken (the same run id recorded twice in one second) the new file gets ``-2``, `
 temporary file in the same directory, or an exclusive create where links do not work),
 so two runs recording at once never write over each other, and a reader never sees a
 file half written.
+
+Files are read within bounds (:mod:`..bounded_read`): at most :data:`MAX_RESULT_BYTES`,
+lists and objects nested at most :data:`MAX_DEPTH` deep; a file past either is refused
+with one line naming it, and ``runs`` skips it. ``scan`` (what ``runs`` lists and
+``latest`` picks from) reads each file's keys but ``run`` (the windows and summaries, by
+far the biggest part), so listing a directory of long runs costs little memory.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import mmap
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from ..bounded_read import FileRefused, check_depth, read_json, size_text
+
 __all__ = [
     "DEFAULT_HOME",
     "FORMAT",
+    "MAX_DEPTH",
+    "MAX_RESULT_BYTES",
     "Entry",
     "ResultError",
     "file_name",
@@ -39,6 +53,18 @@ DEFAULT_HOME = Path(".elastic-channels")
 FORMAT = 1
 #: How many ``-N`` suffixes are tried before a clash is an error.
 MAX_SUFFIX = 1000
+#: The largest result file read. A fleet window with its two histograms is some 6 KB,
+#: kept twice (windows, metrics_windows): a day at 5 s windows is some 200 MB.
+MAX_RESULT_BYTES = 512 << 20
+#: How deep lists and objects may nest in a result file (``record`` writes 6 or so).
+MAX_DEPTH = 64
+#: The keys ``scan`` reads (what ``runs`` lists, sorts on and matches run ids with).
+HEAD_KEYS = (
+    "format", "kind", "run_id", "started_at", "ended_at", "started_at_utc",
+    "ended_at_utc", "recorded_at_utc", "scenario", "figures", "thresholds",
+    "thresholds_held", "thresholds_error", "outcome",
+)  # fmt: skip
+_Head = msgspec.defstruct("_Head", [(k, Any, msgspec.UNSET) for k in HEAD_KEYS])
 _LATEST = re.compile(r"latest(?:~(\d+))?")
 
 
@@ -48,7 +74,8 @@ class ResultError(ValueError):
 
 @dataclass(frozen=True)
 class Entry:
-    """One readable result file."""
+    """One readable result file: its whole document (:func:`load`, :func:`find`), or
+    the keys of it :func:`scan` reads (:data:`HEAD_KEYS`)."""
 
     path: Path
     doc: dict[str, Any]
@@ -113,13 +140,51 @@ def _link_or_create(tmp: Path, path: Path, text: str) -> bool:
 
 
 def load(path: Path) -> dict[str, Any]:
-    """A result file's document; ResultError naming the file if it is not one."""
+    """A result file's document; ResultError naming the file if it is not one, or is
+    over :data:`MAX_RESULT_BYTES` or :data:`MAX_DEPTH`."""
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = read_json(path, MAX_RESULT_BYTES, MAX_DEPTH)
+    except FileRefused as e:
+        raise ResultError(f"{path}: {e}") from None
+    return _checked(doc, path)
+
+
+def load_head(path: Path) -> dict[str, Any]:
+    """The :data:`HEAD_KEYS` of a result file, read without building the rest (from
+    the file mapped in memory); ResultError naming the file as :func:`load`'s."""
+    try:
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ResultError(f"{path}: not a regular file")
+            if info.st_size > MAX_RESULT_BYTES:
+                raise ResultError(
+                    f"{path}: {info.st_size:,} bytes, over the "
+                    f"{size_text(MAX_RESULT_BYTES)} such a file may hold"
+                )
+            if info.st_size == 0:
+                raise ResultError(f"{path}: not a JSON document (an empty file)")
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                head = msgspec.json.decode(data, type=_Head)
     except OSError as e:
         raise ResultError(f"{path}: cannot read it: {e.strerror or e}") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ResultError(f"{path}: not a JSON document: {e}") from None
+    except RecursionError:
+        raise ResultError(
+            f"{path}: nested deeper than the {MAX_DEPTH} levels a file may hold"
+        ) from None
+    except msgspec.ValidationError:
+        raise ResultError(f"{path}: not an elastic-channels result (not a JSON object)") from None
+    except msgspec.DecodeError as e:
+        raise ResultError(f"{path}: not a JSON document ({e})") from None
+    doc = {k: v for k in HEAD_KEYS if (v := getattr(head, k)) is not msgspec.UNSET}
+    try:
+        check_depth(doc, MAX_DEPTH - 1)
+    except FileRefused as e:
+        raise ResultError(f"{path}: {e}") from None
+    return _checked(doc, path)
+
+
+def _checked(doc: Any, path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or "format" not in doc:
         raise ResultError(f"{path}: not an elastic-channels result (no 'format' key)")
     if doc["format"] != FORMAT:
@@ -133,13 +198,14 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def scan(home: Path) -> tuple[list[Entry], list[ResultError]]:
-    """The readable results in ``home``, newest first (by start time, then the time each
-    was recorded, then name), and what could not be read, each error naming its file."""
+    """The readable results in ``home`` (their :data:`HEAD_KEYS`), newest first (by
+    start time, then the time each was recorded, then name), and what could not be
+    read, each error naming its file."""
     folder = results_dir(home)
     entries, errors = [], []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            entries.append(Entry(path, load(path)))
+            entries.append(Entry(path, load_head(path)))
         except ResultError as e:
             errors.append(e)
     entries.sort(key=lambda e: (e.started_at, str(e.doc.get("recorded_at_utc")), e.path.name))
@@ -158,7 +224,7 @@ def find(ref: str, home: Path) -> Entry:
         entries, _ = scan(home)
         if back >= len(entries):
             raise ResultError(f"no result {ref!r}: {folder} holds {len(entries)} result(s)")
-        return entries[back]
+        return _whole(entries[back])
     path = Path(ref)
     if path.is_file():
         return Entry(path, load(path))
@@ -174,4 +240,8 @@ def find(ref: str, home: Path) -> Entry:
     if len(hits) > 1:
         names = ", ".join(str(e.path) for e in hits)
         raise ResultError(f"run id {ref!r} has {len(hits)} results: {names}; give one's path")
-    return hits[0]
+    return _whole(hits[0])
+
+
+def _whole(entry: Entry) -> Entry:
+    return Entry(entry.path, load(entry.path))
