@@ -15,6 +15,7 @@ from typing import Any
 import jwt
 import pytest
 
+from elastic_channels.account import reach
 from elastic_channels.dashboard import metrics_sql as m
 from elastic_channels.dashboard import rows_sql
 from elastic_channels.dashboard import sales_sql as q
@@ -88,6 +89,8 @@ class FakeSqlApi:
 def api(monkeypatch: pytest.MonkeyPatch) -> FakeSqlApi:
     fake = FakeSqlApi()
     monkeypatch.setattr(sql_client, "http_transport", fake.transport)
+    # it stands in for the account too: the preflight's own tests are tests/account/
+    monkeypatch.setattr(reach, "check_reachable", lambda settings, **_: None)
     # the SQL API needs no driver: the connector cannot even be imported
     monkeypatch.setitem(sys.modules, "snowflake.connector", None)
     for name in ("ACCOUNT", "USER", "ROLE", "WAREHOUSE", "DATABASE", "SCHEMA",

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from key_files import pem_key
 
+from elastic_channels.account import reach
 from elastic_channels.emulator.storage import schema as emu_schema
 from elastic_channels.model import COLUMNS, ResortSale
 from elastic_channels.snowflake import cli as setup_cli
@@ -222,6 +223,7 @@ def test_via_connector_runs_each_statement_on_one_connection(
     connector.connect = connect  # type: ignore[attr-defined]
     connector.Error = RuntimeError  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "snowflake.connector", connector)
+    monkeypatch.setattr(reach, "check_reachable", lambda settings, **_: None)  # no account
     key = pem_key(tmp_path)
     argv = ["--database", "DEMO", "--account", "ORG-ACCT", "--user", "INGEST", "--role", "R"]
     rc = setup_cli.main([*argv, "--private-key-file", str(key), "--via", "connector"])

@@ -9,7 +9,9 @@ key, role, warehouse, database, schema). Each request names the database and sch
 (as the SQL API's body takes them: case-sensitive, a plain name upper-cased), so the
 pages' unqualified table names resolve there. The landing table must have
 ``ROW_TIMESTAMP = TRUE`` for the ingest-to-visible figures
-(``METADATA$ROW_LAST_COMMIT_TIME``; ``setup`` creates it so).
+(``METADATA$ROW_LAST_COMMIT_TIME``; ``setup`` creates it so). The account is reached and
+logged in to first (:func:`..account.reach.check_reachable`): a page that cannot reach it
+says so in seconds, naming the host and what failed.
 
 Values travel as the SQL API's ``bindings`` (``{"1": {"type": "TEXT", "value": ...}}``),
 never in the statement's text, which holds a ``?`` for each: Snowflake reads ``\\'``
@@ -22,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from ..account import account_settings
+from ..account import account_settings, reach
 from ..monitor import sql_client
 from ..monitor.keypair import KeyPairError, token_factory
 from ..setting import SettingError
@@ -60,6 +62,10 @@ def _client(
         token = token_factory(acct.account.name, acct.user, acct.key.pem(), acct.private_key_pwd)
     except (KeyPairError, SettingError) as e:
         raise QueryError(f"{e} ({acct.key.where})") from None
+    try:  # seconds, where the first query would wait minutes on a cut network
+        reach.check_reachable(acct)
+    except reach.Unreachable as e:
+        raise QueryError(str(e)) from None
     client = sql_client.SqlApiClient(
         sql_client.http_transport(url, token, cafile=acct.ssl_cert_file),
         database=context_name(acct.database),

@@ -95,7 +95,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         return _fail(f"--workers must be >= 1, got {args.workers}")
     try:
-        sink = sink_from(args.profile, vars(args))
+        sink = sink_from(args.profile, vars(args), preflight=True)  # an account: reached
         workload = args.workload or os.environ.get("WORKLOAD")
         sink.follow(landing_table(workload, "--workload" if args.workload else "WORKLOAD"))
         sink.ensure_table()

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..account import AccountSettings, account_settings
+from ..account import AccountSettings, account_settings, reach
 from ..setting import SettingError
 from .keypair import KeyPairError, token_factory
 from .sink import SqlMetricsSink
@@ -66,11 +66,15 @@ def emulator_sink(info: Mapping[str, Any], what: str = "the emulator") -> SqlMet
     return SqlMetricsSink(client)
 
 
-def account_sink(settings: AccountSettings | Mapping[str, Any]) -> SqlMetricsSink:
+def account_sink(
+    settings: AccountSettings | Mapping[str, Any], *, preflight: bool = False
+) -> SqlMetricsSink:
     """A Snowflake account: the SQL API at its account URL, a key-pair JWT of its user's
     key. ``settings`` are resolved account settings, or values named like the
     SNOWFLAKE_* variables (lower case, without the prefix: account, user,
-    private_key_file, ...) taken as flags, with no environment."""
+    private_key_file, ...) taken as flags, with no environment. With ``preflight``, the
+    account is first reached and logged in to (:func:`..account.reach.check_reachable`,
+    seconds at most): a :class:`TargetError` of one line naming the host and what failed."""
     try:
         if not isinstance(settings, AccountSettings):
             settings = account_settings(settings, {})
@@ -88,6 +92,11 @@ def account_sink(settings: AccountSettings | Mapping[str, Any]) -> SqlMetricsSin
         token = token_factory(settings.account.name, settings.user, pem, settings.private_key_pwd)
     except KeyPairError as e:
         raise TargetError(str(e)) from None
+    if preflight:
+        try:
+            reach.check_reachable(settings)
+        except (reach.Unreachable, SettingError) as e:
+            raise TargetError(str(e)) from None
     client = SqlApiClient(
         http_transport(settings.url, token),
         database=settings.database,
@@ -99,12 +108,16 @@ def account_sink(settings: AccountSettings | Mapping[str, Any]) -> SqlMetricsSin
 
 
 def sink_from(
-    profile: str | None, flags: Mapping[str, Any], environ: Mapping[str, str] = os.environ
+    profile: str | None,
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str] = os.environ,
+    *,
+    preflight: bool = False,
 ) -> SqlMetricsSink:
     """The sink the command line and environment describe: ``profile`` is an emulator's
     info JSON, or an SDK profile (account, user, private_key, role, host) completed by
     flags and SNOWFLAKE_* variables; flags win over the variables, the variables over
-    the profile."""
+    the profile. ``preflight``: an account is reached first (see :func:`account_sink`)."""
     try:
         settings = account_settings({**flags, "profile": profile}, environ)
     except SettingError as e:
@@ -112,4 +125,4 @@ def sink_from(
     info = settings.profile.emulator_info if settings.profile else None
     if info is not None and "url" in info:
         return emulator_sink(info, f"--profile {settings.profile.path}")  # type: ignore[union-attr]
-    return account_sink(settings)
+    return account_sink(settings, preflight=preflight)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from ..account import AccountSettings
 from .ddl import SetupError
 from .execute import RunOne, StatementFailed
+from .sql_api import preflight
 
 __all__ = ["connector_session"]
 
@@ -30,6 +31,7 @@ def connector_session(acct: AccountSettings) -> Iterator[RunOne]:
             "--via connector needs snowflake-connector-python: pip install '.[setup]' in a "
             "checkout (or leave out --via: the SQL API needs no driver)"
         ) from e
+    preflight(acct)  # seconds, where the connector's login would wait minutes
     errors = getattr(connector, "Error", Exception)
     try:
         conn = connector.connect(**params)

@@ -27,13 +27,13 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..account import AccountSettings
+from ..account import AccountSettings, reach
 from ..monitor.keypair import KeyPairError, token_factory
 from ..monitor.sql_client import SqlApiClient, SqlError, http_transport
 from .ddl import SetupError
 from .execute import RunOne, StatementFailed
 
-__all__ = ["DEFAULT_TIMEOUT_S", "context_name", "sql_api_session"]
+__all__ = ["DEFAULT_TIMEOUT_S", "context_name", "preflight", "sql_api_session"]
 
 #: How long one statement may run, in seconds: creating a database or a table takes a
 #: few; a warehouse that must resume first, a little more.
@@ -66,6 +66,7 @@ def sql_api_session(acct: AccountSettings, timeout_s: int = DEFAULT_TIMEOUT_S) -
         token = token_factory(acct.account.name, acct.user, acct.key.pem(), acct.private_key_pwd)
     except KeyPairError as e:
         raise SetupError(f"{e} ({acct.key.where})") from None
+    preflight(acct)
     client = SqlApiClient(
         http_transport(acct.url, token, cafile=acct.ssl_cert_file),
         role=context_name(acct.role),
@@ -80,6 +81,16 @@ def sql_api_session(acct: AccountSettings, timeout_s: int = DEFAULT_TIMEOUT_S) -
             raise StatementFailed(_without_statement(str(e), stmt)) from None
 
     yield run_one
+
+
+def preflight(acct: AccountSettings) -> None:
+    """The account reached and logged in to (:func:`..account.reach.check_reachable`, a
+    few seconds at most), else a :class:`SetupError` of one line naming the host and
+    what failed: before the first statement, which would otherwise wait minutes."""
+    try:
+        reach.check_reachable(acct)
+    except reach.Unreachable as e:
+        raise SetupError(str(e)) from None
 
 
 def _without_statement(message: str, stmt: str) -> str:
