@@ -7,8 +7,9 @@
 With ``emulator`` (an :class:`~elastic_channels.emulator.Emulator` running in this
 process) rows go to its database through its SQL API at its URL, with its CA and a
 key-pair JWT of its user's key (what its info file tells a standalone monitor);
-otherwise to the target ``profile``/``SNOWFLAKE_*`` describe (see
-:func:`.target.sink_from`). Either way it is the SQL API over HTTPS, the table is
+otherwise to the target ``profile``, ``flags`` (the run's account flags: database,
+schema, pipe) and ``SNOWFLAKE_*`` describe, the flags first, as the workers resolve them
+(see :func:`.target.sink_from`). Either way it is the SQL API over HTTPS, the table is
 ``ELASTIC_K8S_METRICS`` beside the landing table (``RESORT_SALES``, or ``landing``'s, a
 workload's: ingest-to-visible is read off its send-time column), and what ``finish``
 returns is what a query of it returns.
@@ -40,6 +41,7 @@ class RunMonitor:
         *,
         emulator: Any = None,
         profile: str | None = None,
+        flags: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] = os.environ,
         grace_s: float = 10.0,
         tick_s: float = 1.0,
@@ -51,7 +53,7 @@ class RunMonitor:
         if emulator is not None:
             sink = emulator_sink(emulator.info(), "the embedded emulator")
         else:
-            sink = sink_from(profile, {}, environ)
+            sink = sink_from(profile, flags or {}, environ)
         if landing is not None:  # a workload's table: its send-time and run id columns
             sink.follow(landing)
             if visible and not sink.visible_readable:
