@@ -52,7 +52,11 @@ def _counts(emu: EmulatorProcess, run_id: str, fragment_id: str) -> tuple[int, i
 
 
 def _fragment_id(frag: dict) -> str:
-    return f"file:{frag['file_path']}@{frag['fragment_start_byte_offset']}:{frag['file_etag']}"
+    """The id the fragment is spooled and landed under: its object's key (the path less
+    the bucket), its range, etag and rows."""
+    key = frag["file_path"].partition("/")[2]
+    start, length = frag["fragment_start_byte_offset"], frag["fragment_length_bytes"]
+    return f"file:{key}@{start}+{length}:{frag['file_etag']}:{frag['fragment_row_count']}"
 
 
 def _crash_while_registering(data: Path, point: str, run_id: str) -> dict:

@@ -2,15 +2,18 @@
 
 ``inflate(body, encoding)`` returns the raw bytes of a ``zstd`` (every frame of a
 multi-frame body), ``gzip`` (every member), ``deflate`` (zlib-wrapped, RFC 9110) or
-``identity`` body. It never holds more than :data:`MAX_RAW_BYTES` plus one step of
-output: past the cap it raises :class:`BodyTooLarge` (HTTP 413), and a damaged or cut-off
-body raises :class:`BadBody` (HTTP 400). Both the rows handler (to prove a body is whole
-before acking it) and the lander (to read it) use this one function.
+``identity`` body. It never holds more than its cap (:data:`MAX_RAW_BYTES` unless told)
+plus one step of output: past the cap it raises :class:`BodyTooLarge` (HTTP 413), and a
+damaged or cut-off body raises :class:`BadBody` (HTTP 400). Both the rows handler (to
+prove a body is whole before acking it) and the lander (to read it) use this one
+function. ``inflate_pieces`` yields the same bytes in bounded pieces, for a body checked
+without being held raw (a file-mode fragment: ``api/fragments.py``).
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 
 import zstandard
 
@@ -21,6 +24,7 @@ __all__ = [
     "BadBody",
     "BodyTooLarge",
     "inflate",
+    "inflate_pieces",
 ]
 
 #: Largest body accepted on the wire, compressed or not (Snowflake documents 16 MB).
@@ -91,35 +95,35 @@ def _zstd_declared_size(body: memoryview) -> int | None:
     return declared
 
 
-def _zstd(body: bytes, cap: int) -> bytes:
+def _zstd_pieces(body: bytes, cap: int, step: int) -> Iterator[bytes]:
     declared = _zstd_declared_size(memoryview(body))
     if declared is not None and declared > cap:
         raise _too_large(cap)
-    out: list[bytes] = []
     total = 0
     # Each read is bounded, across every frame: a frame of 2 GiB of zeros (64 KiB on the
-    # wire) that does not declare its size stops at the cap like any other body. A body
-    # whose frames declare their sizes is read in one step, straight into its buffer
-    # (three times faster than 1 MiB steps); the decoder refuses a frame that lies.
-    step = _STEP if declared is None else declared + 1
+    # wire) that does not declare its size stops at the cap like any other body. With
+    # step 0, a body whose frames declare their sizes is read in one step, straight into
+    # its buffer (three times faster than 1 MiB steps); the decoder refuses a frame that
+    # lies.
+    first = step or (_STEP if declared is None else declared + 1)
     reader = zstandard.ZstdDecompressor().stream_reader(body, read_across_frames=True)
     with reader:
+        size = first
         while True:
             try:
-                piece = reader.read(step)
+                piece = reader.read(size)
             except zstandard.ZstdError as e:
                 raise BadBody(f"zstd body: {e}") from None
             if not piece:
-                return b"".join(out)
+                return
             total += len(piece)
             if total > cap:
                 raise _too_large(cap)
-            out.append(piece)
-            step = _STEP
+            yield piece
+            size = step or _STEP
 
 
-def _zlib(body: bytes, cap: int, wbits: int, name: str) -> bytes:
-    out: list[bytes] = []
+def _zlib_pieces(body: bytes, cap: int, step: int, wbits: int, name: str) -> Iterator[bytes]:
     total = 0
     data = body
     while data:
@@ -128,13 +132,14 @@ def _zlib(body: bytes, cap: int, wbits: int, name: str) -> bytes:
         while True:
             try:
                 # max_length bounds what one call may produce: nothing inflates unchecked.
-                piece = obj.decompress(buf, _STEP)
+                piece = obj.decompress(buf, step or _STEP)
             except zlib.error as e:
                 raise BadBody(f"{name} body: {e}") from None
             total += len(piece)
             if total > cap:
                 raise _too_large(cap)
-            out.append(piece)
+            if piece:
+                yield piece
             if obj.eof:
                 break
             buf = obj.unconsumed_tail
@@ -143,7 +148,31 @@ def _zlib(body: bytes, cap: int, wbits: int, name: str) -> bytes:
         data = obj.unused_data
         if name == "deflate" and data:
             raise BadBody("deflate body: data after the end of the stream")
-    return b"".join(out)
+
+
+def inflate_pieces(
+    body: bytes, encoding: str, cap: int = MAX_RAW_BYTES, step: int = _STEP
+) -> Iterator[bytes]:
+    """The raw bytes of ``body`` in pieces of at most ``step`` bytes (0: as large as the
+    body's frames declare), so a caller can check a body without holding it raw; raises
+    as :func:`inflate` does, at the piece where the body goes wrong."""
+    if encoding == "identity":
+        if len(body) > cap:
+            raise _too_large(cap)
+        view = memoryview(body)
+        for at in range(0, len(body), step or max(len(body), 1)):
+            yield bytes(view[at : at + (step or len(body))])
+        return
+    if not body:
+        raise BadBody(f"{encoding} body is empty")
+    if encoding == "zstd":
+        yield from _zstd_pieces(body, cap, step)
+    elif encoding == "gzip":
+        yield from _zlib_pieces(body, cap, step, 16 + zlib.MAX_WBITS, "gzip")
+    elif encoding == "deflate":
+        yield from _zlib_pieces(body, cap, step, zlib.MAX_WBITS, "deflate")
+    else:
+        raise BadBody(f"content-encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
 
 
 def inflate(body: bytes, encoding: str, cap: int = MAX_RAW_BYTES) -> bytes:
@@ -152,12 +181,4 @@ def inflate(body: bytes, encoding: str, cap: int = MAX_RAW_BYTES) -> bytes:
         if len(body) > cap:
             raise _too_large(cap)
         return body
-    if not body:
-        raise BadBody(f"{encoding} body is empty")
-    if encoding == "zstd":
-        return _zstd(body, cap)
-    if encoding == "gzip":
-        return _zlib(body, cap, 16 + zlib.MAX_WBITS, "gzip")
-    if encoding == "deflate":
-        return _zlib(body, cap, zlib.MAX_WBITS, "deflate")
-    raise BadBody(f"content-encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
+    return b"".join(inflate_pieces(body, encoding, cap, step=0))

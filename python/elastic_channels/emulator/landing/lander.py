@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from ..api.stats import MAX_KEPT_ERRORS, Stats
-from ..http.bodies import BadBody, BodyTooLarge, inflate
+from ..http.bodies import MAX_RAW_BYTES, BadBody, BodyTooLarge, inflate
 from ..storage.store import LandedFile, Store, StoreError
 from .batch_sql import Body, LineError
 from .crashpoints import crash_point
@@ -274,7 +274,7 @@ def prepare_batch(
     early: dict[int, list[LineError]] = {}
     for entry in batch:
         try:
-            raw = entry.raw if entry.raw is not None else inflate(spool.read(entry), entry.encoding)
+            raw = entry.raw if entry.raw is not None else read_raw(spool, entry)
             raw, early[entry.seq] = clean_lines(raw)
         except (BadBody, BodyTooLarge, OSError) as e:
             raw, early[entry.seq] = b"", [(0, f"spooled body unreadable: {e}", "")]
@@ -282,3 +282,11 @@ def prepare_batch(
             raw, early[entry.seq] = b"", [(0, failure, "")]
         bodies[str(entry.seq)] = Body(spool.work_path(entry), raw)
     return bodies, early
+
+
+def read_raw(spool: Spool, entry: SpoolEntry) -> bytes:
+    """A spooled request's raw NDJSON. A file-mode fragment's frame is inflated here, not
+    when it was registered (it was checked in pieces then), under a cap that fits it: the
+    bytes it was counted to inflate to, however far over the inline bodies' cap."""
+    cap = entry.raw_bytes if entry.request_id.startswith("file:") else MAX_RAW_BYTES
+    return inflate(spool.read(entry), entry.encoding, cap=cap)
