@@ -45,6 +45,11 @@ def test_two_workers_land_everything_and_report_it(tmp_path: Path) -> None:
     assert [s["worker_id"] for s in result["worker_summaries"]] == [0, 1]
     assert all(not s["under_target"] and s["short_mb"] == 0.0 for s in workers)
     assert result["failed_workers"] == []
+    assert result["outcome"] == {"outcome": "passed", "exit_code": 0, "reasons": []}
+    assert "run cli-e2e: PASSED (exit 0)" in proc.stderr
+    # Every whole window counts both workers; each progress line says how far the run is.
+    assert all(w["workers"] == 2 for w in result["windows"] if not w["partial"])
+    assert "/4s]   2 workers" in proc.stderr
     # Live fleet-wide windows went to stderr while it ran, and are in the JSON.
     assert len(result["windows"]) >= 2
     assert all(w["workers"] >= 1 for w in result["windows"])
@@ -175,3 +180,17 @@ def test_a_killed_worker_is_reported_lost_unknown_and_progress_goes_on(tmp_path:
     # Worker 0 ran on to the end, and its windows kept coming after the kill.
     assert [s["worker_id"] for s in result["worker_summaries"]] == [0]
     assert len(result["windows"]) >= 7, result["windows"]
+    # The outcome says which worker failed and how; nothing says a threshold held.
+    outcome = result["outcome"]
+    assert outcome["outcome"] == "workers_failed" and outcome["exit_code"] == 1
+    assert any(r.startswith("worker 1 killed by SIGKILL at ") for r in outcome["reasons"])
+    assert "run cli-kill: WORKERS FAILED: worker 1 killed by SIGKILL" in out + err
+    assert "threshold held" not in err
+    (detail,) = result["failed_worker_details"]
+    assert detail["worker_id"] == 1 and detail["at_s"] is not None and 0 < detail["at_s"] < 8
+    # The target stays the fleet's (2 x 5 MB/s) after the kill: the fleet falls short.
+    killed_at = detail["at_s"] + result["start_at"]
+    after = [w for w in result["windows"] if w["start"] >= killed_at + 1 and w.get("rows")]
+    assert after, result["windows"]
+    assert all(w["workers"] == 1 and w["target_bps"] == 10e6 for w in after), after
+    assert all(w["mb_per_s"] < 7.5 for w in after if not w["partial"]), after

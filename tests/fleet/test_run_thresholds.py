@@ -34,8 +34,10 @@ def test_a_threshold_not_held_fails_the_run_and_is_named(tmp_path: Path) -> None
         [sys.executable, "-m", "elastic_channels.cli", "run", "gated.yaml", "--json"],
         capture_output=True, text=True, timeout=180, cwd=tmp_path, check=False,
     )  # fmt: skip
-    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert proc.returncode == 99, proc.stderr[-3000:]  # thresholds_failed
     result = json.loads(proc.stdout)
+    assert result["outcome"]["outcome"] == "thresholds_failed"
+    assert "THRESHOLDS FAILED: threshold not held: mb_per_s" in proc.stderr
     assert result["landed"]["lost"] == 0  # the run itself went well: only the gate failed
     assert "threshold NOT HELD: mb_per_s" in proc.stderr and "under its min 1000" in proc.stderr
     assert "threshold held: errors 0 is within its max 0" in proc.stderr

@@ -36,6 +36,7 @@ from . import local, report
 from .find_max import SearchPlan
 from .interrupt import Interruption, RunAborted
 from .run_output import (
+    NOT_JUDGED,
     finish_monitor,
     print_tables,
     record_result,
@@ -328,6 +329,8 @@ def _run_on(
     doc = results.document(result)
     outcome = run_outcome(doc, interrupt, failed, landed)
     result["outcome"] = doc["outcome"] = doc["run"]["outcome"] = outcome.as_dict()
+    if outcome.name in NOT_JUDGED:  # no threshold "held" of a run that went wrong
+        doc["thresholds_held"] = None
     print(outcome.headline(run_id), file=out)
     print_tables(out, run_id, metrics, summaries, totals, landed, args.data_dir)
     note = warmup_note(summaries)

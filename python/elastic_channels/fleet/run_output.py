@@ -134,13 +134,21 @@ def record_result(
         print(f"no result file: {e}", file=sys.stderr)
     if doc["thresholds_error"]:
         print(f"thresholds cannot be checked: {doc['thresholds_error']}", file=sys.stderr)
+    verdict = (doc.get("outcome") or {}).get("outcome")
     for outcome in doc["thresholds"]:
-        word = "held" if outcome["held"] else "NOT HELD"
+        if verdict in NOT_JUDGED:  # figures of a run that did not go as planned
+            word = f"not judged ({verdict.replace('_', ' ')})"
+        else:
+            word = "held" if outcome["held"] else "NOT HELD"
         print(f"threshold {word}: {outcome['text']}", file=sys.stderr)
     result["thresholds_checked"] = doc["thresholds"]
     result["thresholds_held"] = doc["thresholds_held"]
     return doc["thresholds_held"] is not False
 
+
+#: Outcomes under which a threshold is not judged: the run's figures are of a run that
+#: did not go as planned, so no threshold "held" of them.
+NOT_JUDGED = ("could_not_start", "interrupted", "workers_failed", "rows_lost")
 
 STAGE_COLUMNS: list[text_table.Column] = [
     ("stage", "stage", "{}"),
