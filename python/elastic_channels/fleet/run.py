@@ -245,7 +245,10 @@ def _run_on(
             flush=True,
         )
         if not args.no_monitor:
-            mon = start_monitor(run_id, s.workers, emu, target.profile, not args.no_visible, land)
+            flags = {k: v[k] for k in ("database", "schema", "pipe")}
+            mon = start_monitor(
+                run_id, s.workers, emu, target.profile, not args.no_visible, land, flags
+            )
         # One start for all: each worker opens its client and channel, then waits for it,
         # so they send together and follow one schedule: the run's rate is theirs added
         # up. A worker whose channel opens later joins the schedule where it stands.

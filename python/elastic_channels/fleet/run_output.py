@@ -64,16 +64,19 @@ def start_monitor(
     profile: str | None,
     visible: bool,
     land: LandingTable | None = None,
+    flags: dict[str, Any] | None = None,
 ) -> Any:
     """A monitor in this process writing the run's windows to the metrics table of the
-    target (the emulator's database, or the account's), reading ingest-to-visible off
-    ``land``'s table (None: resort sales'), or None with a note why not."""
+    target (the emulator's database, or the account's, with the run's account ``flags``:
+    database, schema, pipe), reading ingest-to-visible off ``land``'s table (None: resort
+    sales'), or None with a note why not."""
     try:
         from ..monitor.in_run import RunMonitor
 
         return RunMonitor(
-            run_id, workers, emulator=emu, profile=profile, visible=visible, landing=land
-        )
+            run_id, workers, emulator=emu, profile=profile, visible=visible, landing=land,
+            flags=flags,
+        )  # fmt: skip
     except Exception as e:  # no SQL access to the account, a missing extra: run without
         print(f"monitor off: {e} (the run goes on; see --no-monitor)", file=sys.stderr)
         return None

@@ -63,7 +63,7 @@ def open_target(
     land = land or landing_table()
     if s.destination.target == "account":
         account = {**account, "profile": s.destination.profile or account["profile"]}
-        error = account_problem(account)
+        error = account_problem(account) or account_unreachable(account)
         if error:  # once, here: no worker is started to find it
             raise TargetError(error)
         return Target(flag_args(account), "Snowflake", account["profile"])
@@ -78,7 +78,6 @@ def open_target(
             pipe=land.pipe,
             table=land.name,
             columns=land.columns,
-            append_buffer_ms=100,
             table_format=table_format,
             channel_limit_bps=None if limit is None else limit * MB,
         )
@@ -106,6 +105,19 @@ def account_problem(v: dict[str, Any]) -> str | None:
     try:
         account_settings(flags).check("account", "user", "private_key", "database")
     except SettingError as e:
+        return str(e)
+    return None
+
+
+def account_unreachable(v: dict[str, Any]) -> str | None:
+    """Why the account cannot be reached or logged in to, in one line naming the host
+    and what failed (a few seconds at most: account/reach.py); or None."""
+    from ..account.reach import Unreachable, check_reachable
+
+    flags = {name: v[name] for name in ("profile", "database", "schema", "pipe")}
+    try:
+        check_reachable(account_settings(flags))
+    except (Unreachable, SettingError) as e:
         return str(e)
     return None
 
