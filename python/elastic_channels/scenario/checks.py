@@ -11,16 +11,55 @@ from .errors import Path, close_match
 from .figures import FIGURES
 from .model import Scenario, Search, Stage
 
-__all__ = ["problems"]
+__all__ = ["MAX_MBPS", "MAX_RUN_SECONDS", "MAX_WORKERS", "MIN_MBPS", "RANGES", "problems"]
 
 Found = list[tuple[Path, str]]
+
+#: Every number has a range a run can hold, so a slip (``mbps: 1e300``, ``seconds:
+#: 1e30``, ``workers: 1e9``) is refused naming its key instead of overflowing a worker.
+#: A rate in MB/s per worker, a channel's limit too: 1 kB/s to 100 GB/s.
+MIN_MBPS, MAX_MBPS = 0.001, 100_000
+#: The longest run: a stage, the stages together, a search step (30 days).
+MAX_RUN_SECONDS = 30 * 86_400
+#: The most workers (pods) one run starts.
+MAX_WORKERS = 10_000
+_RATE = (MIN_MBPS, MAX_MBPS, "MB/s")
+_SECONDS = (0.001, MAX_RUN_SECONDS, "s")
+#: (key path, "*" for every item of a list; lowest; highest; unit). The model's types
+#: say the lower bounds that need no more words (> 0, >= 1); these add the rest.
+RANGES: tuple[tuple[Path, float, float, str], ...] = (
+    (("workers",), 1, MAX_WORKERS, "workers"),
+    (("batch_bytes",), 1000, 10**9, "bytes"),
+    (("max_inflight_bytes",), 1000, 10**12, "bytes"),
+    (("window_seconds",), 0.1, 3600, "s"),
+    (("stages", "*", "seconds"), *_SECONDS),
+    (("stages", "*", "mbps"), *_RATE),
+    (("stages", "*", "from_mbps"), *_RATE),
+    (("stages", "*", "to_mbps"), *_RATE),
+    (("destination", "channel_limit_mbps"), *_RATE),
+    (("search", "start_mbps"), *_RATE),
+    (("search", "step_mbps"), *_RATE),
+    (("search", "max_mbps"), *_RATE),
+    (("search", "step_seconds"), *_SECONDS),
+)
 
 
 def problems(s: Scenario) -> Found:
     """Every rule ``s`` breaks, as (key path, message)."""
-    out = _not_finite(msgspec.to_builtins(s), ())
+    plain = msgspec.to_builtins(s)
+    out = _not_finite(plain, ())
+    if not out:
+        out += _out_of_range(plain)
     for i, stage in enumerate(s.stages):
         out += _stage(stage, ("stages", i))
+    if not out and s.stages_seconds > MAX_RUN_SECONDS:
+        out.append(
+            (
+                ("stages",),
+                f"last {_num(s.stages_seconds)} s together, over the {MAX_RUN_SECONDS:,} s "
+                "(30 days) a run may last",
+            )
+        )
     if s.max_inflight_bytes < s.batch_bytes:
         out.append(
             (
@@ -48,6 +87,36 @@ def _not_finite(value: Any, path: Path) -> Found:
         return [x for k, v in value.items() for x in _not_finite(v, (*path, k))]
     if isinstance(value, list):
         return [x for i, v in enumerate(value) for x in _not_finite(v, (*path, i))]
+    return []
+
+
+def _out_of_range(plain: dict[str, Any]) -> Found:
+    out: Found = []
+    for pattern, low, high, unit in RANGES:
+        for path, value in _values_at(plain, pattern, ()):
+            if isinstance(value, (int, float)) and not low <= value <= high:
+                said = f"give {_num(low)} to {_num(high)} {unit}"
+                out.append((path, f"{_num(value)} is out of range: {said}"))
+    return out
+
+
+def _num(x: float) -> str:
+    """``2,592,000``, ``0.001``, ``1e+300``: a number as a range's message says it."""
+    if float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+def _values_at(data: Any, pattern: Path, path: Path) -> list[tuple[Path, Any]]:
+    """The values at ``pattern`` in ``data`` ("*": every item of a list), with their paths."""
+    if not pattern:
+        return [(path, data)]
+    head, rest = pattern[0], pattern[1:]
+    if head == "*":
+        items = list(enumerate(data)) if isinstance(data, list) else []
+        return [x for i, item in items for x in _values_at(item, rest, (*path, i))]
+    if isinstance(data, dict) and data.get(head) is not None:
+        return _values_at(data[head], rest, (*path, head))
     return []
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..bounded_read import FileRefused
 from .errors import Problem, ScenarioError
 from .model import Scenario
 from .validate import to_scenario
-from .yaml_source import parse
+from .yaml_source import parse, read_yaml_text
 
 __all__ = ["from_data", "load_file", "load_text"]
 
@@ -25,11 +26,9 @@ def load_file(path: str | Path) -> Scenario:
     """The scenario in a YAML file; errors name the file as it was given, and the line."""
     where = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise ScenarioError(where, [Problem((), f"not UTF-8 text: {e.reason}")]) from None
-    except OSError as e:
-        raise ScenarioError(where, [Problem((), f"cannot read it: {e.strerror}")]) from None
+        text = read_yaml_text(Path(path))
+    except FileRefused as e:
+        raise ScenarioError(where, [Problem((), str(e))]) from None
     return load_text(text, where)
 
 

@@ -18,6 +18,9 @@ from .model import (
     MAX_COLUMNS,
     MAX_ENTRIES,
     MAX_NAME_CHARS,
+    RESERVED_COLUMN_PREFIX,
+    RESERVED_COLUMNS,
+    RESERVED_TABLE_PREFIX,
     ArrayTemplate,
     Builtin,
     CheckedColumn,
@@ -75,6 +78,23 @@ def _name(value: str, path: Path) -> str:
             f"{value!r} holds the control character {bad!r}; names may not", path=path
         )
     return value
+
+
+def _not_reserved(name: str, path: Path) -> None:
+    """A column's name that the landing table keeps for itself is refused, naming it."""
+    upper = name.upper()
+    if upper in RESERVED_COLUMNS:
+        raise WorkloadError(
+            f"{name!r} is reserved: the emulator's landing table adds a column of that "
+            "name (each row's commit time); call this column something else",
+            path=path,
+        )
+    if upper.startswith(RESERVED_COLUMN_PREFIX):
+        raise WorkloadError(
+            f"{name!r} is reserved: names starting {RESERVED_COLUMN_PREFIX} are "
+            "Snowflake's metadata columns; call this column something else",
+            path=path,
+        )
 
 
 class _Checker:
@@ -182,6 +202,12 @@ class _Checker:
         spec = self.spec
         for key in ("name", "table"):
             _name(getattr(spec, key), (key,))
+        if spec.table.upper().startswith(RESERVED_TABLE_PREFIX):
+            raise WorkloadError(
+                f"{spec.table!r} is reserved: tables starting {RESERVED_TABLE_PREFIX} are "
+                "the emulator's own; name the table otherwise",
+                path=("table",),
+            )
         if spec.pipe is not None:
             _name(spec.pipe, ("pipe",))
         check_text(spec.description, ("description",))
@@ -198,6 +224,7 @@ class _Checker:
             path: Path = ("columns", i)
             try:
                 name = _name(c.name, (*path, "name"))
+                _not_reserved(name, (*path, "name"))
                 if name in seen:
                     raise WorkloadError(f"{name!r} is declared twice", path=(*path, "name"))
                 seen.add(name)

@@ -114,13 +114,14 @@ def load_text(text: str, origin: str = "<workload>") -> CheckedWorkload:
 
 def load_file(path: str | Path) -> CheckedWorkload:
     """The workload in a YAML file; errors name the file as it was given."""
+    from ..bounded_read import FileRefused
+    from ..scenario.yaml_source import read_yaml_text
+
     origin = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise WorkloadError(f"not UTF-8 text: {e.reason}", origin=origin) from None
-    except OSError as e:
-        raise WorkloadError(f"cannot read it: {e.strerror}", origin=origin) from None
+        text = read_yaml_text(Path(path))
+    except FileRefused as e:
+        raise WorkloadError(str(e), origin=origin) from None
     return load_text(text, origin)
 
 

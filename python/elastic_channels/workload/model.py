@@ -41,6 +41,13 @@ DEFAULT_ENTRIES = 8192
 MAX_ENTRIES = 65536
 MAX_COLUMNS = 1000
 MAX_NAME_CHARS = 255
+#: Column names no workload may declare, whatever their case: the emulator's landing
+#: tables add ``_COMMIT_TIME`` (each row's commit time) after the workload's columns.
+RESERVED_COLUMNS = ("_COMMIT_TIME",)
+#: Snowflake's metadata columns (``METADATA$ROW_LAST_COMMIT_TIME``, ...) start so.
+RESERVED_COLUMN_PREFIX = "METADATA$"
+#: The emulator's own tables start so (its bookkeeping, in the landing tables' schema).
+RESERVED_TABLE_PREFIX = "_EMULATOR_"
 
 #: Sources a column or VARIANT field resolves into the table (no per-row input).
 TABLE_SOURCES = ("choice", "range", "text", "constant", "object", "array", "builtin")
