@@ -24,7 +24,7 @@ from .http.server import SERVED_HOSTS, HttpLimits
 from .landing.parse_backends import PARSE_BACKENDS
 from .storage.store import StoreError
 
-__all__ = ["SERVED_HOSTS", "add_serve", "friendly"]
+__all__ = ["SERVED_HOSTS", "add_serve", "friendly", "overrides_text"]
 
 
 def friendly(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -119,8 +119,10 @@ def add_serve(sub: Any) -> None:
     s.add_argument(
         "--append-buffer-ms",
         type=finite_count(),
-        help="send max_append_request_buffer_duration_ms to the SDK in pipe-info "
-        "(lower = faster acks, smaller requests; default: the SDK's own, ~1 s)",
+        help="send max_append_request_buffer_duration_ms to the SDK in pipe-info's "
+        "parameter_overrides (lower = faster acks, smaller requests and files; named in the "
+        "startup line, info and stats). Default: no override, as an account is known to "
+        "answer; the SDK buffers ~1 s",
     )
     s.add_argument(
         "--no-fsync",
@@ -283,7 +285,8 @@ def serve(args: argparse.Namespace) -> int:
             write_json_atomic(args.info_file, info)
         print(json.dumps(info, indent=2), flush=True)
         print(
-            f"emulator ready at {emu.url}; clients need SSL_CERT_FILE={info['ssl_cert_file']}",
+            f"emulator ready at {emu.url}; clients need SSL_CERT_FILE={info['ssl_cert_file']}; "
+            f"{overrides_text(info['parameter_overrides'])}",
             file=sys.stderr,
             flush=True,
         )
@@ -291,3 +294,11 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         emu.stop()
     return 0
+
+
+def overrides_text(overrides: dict[str, Any]) -> str:
+    """What pipe-info changes in the SDK, for a startup line or a banner."""
+    if not overrides:
+        return "pipe-info sends the SDK no parameter_overrides (its own defaults, as an account)"
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+    return f"pipe-info overrides the SDK's defaults: {shown}"

@@ -45,7 +45,9 @@ class EmulatorConfig:
     #: The landing parse path (``parse_backends.py``): "native" (the Rust row parser)
     #: or "sql" (one DuckDB query); None: native when it is built.
     parse: str | None = None
-    #: Sent to the SDK in pipe-info ``parameter_overrides`` (None: the SDK's default ~1 s).
+    #: Sent to the SDK in pipe-info ``parameter_overrides`` as
+    #: ``max_append_request_buffer_duration_ms`` (None, the default: no override, as an
+    #: account is known to answer; the SDK then buffers ~1 s).
     append_buffer_ms: int | None = None
     #: Timeouts and the connection cap of the HTTPS server.
     limits: HttpLimits = field(default_factory=HttpLimits)
@@ -70,8 +72,21 @@ class EmulatorConfig:
     #: How much the limit lets a channel send at once, in seconds' worth of it.
     channel_limit_burst_s: float = 1.0
 
+    def parameter_overrides(self) -> dict[str, int]:
+        """What pipe-info sends the SDK in ``parameter_overrides``: only what was asked."""
+        if self.append_buffer_ms is None:
+            return {}
+        return {"max_append_request_buffer_duration_ms": self.append_buffer_ms}
+
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
+        if self.append_buffer_ms is not None and (
+            type(self.append_buffer_ms) is not int or not 0 <= self.append_buffer_ms <= 600_000
+        ):
+            raise ValueError(
+                f"append_buffer_ms must be a whole number of ms, 0..600000, got "
+                f"{self.append_buffer_ms!r}"
+            )
         check_loopback(self.host)  # a non-loopback address is named as such first
         check_served_host(self.host)
         if not 0 <= self.port <= 65535:

@@ -163,9 +163,7 @@ class Emulator:
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(tls.chain, tls.key)
         self._tls = tls
-        overrides: dict[str, Any] = {}
-        if cfg.append_buffer_ms is not None:
-            overrides["max_append_request_buffer_duration_ms"] = cfg.append_buffer_ms
+        overrides = cfg.parameter_overrides()
         names = tuple(dict.fromkeys(["localhost", "127.0.0.1", *cfg.server_names]))
         target = Target(cfg.account, cfg.database, cfg.schema, cfg.pipe, names)
         self.tokens = ScopedTokens(cfg.token_ttl_s)
@@ -277,6 +275,8 @@ class Emulator:
             "pipe": cfg.pipe,
             "table": cfg.table,
             "data_dir": str(cfg.data_dir.resolve()),
+            # what pipe-info tells the SDK to change ({}: nothing, as an account)
+            "parameter_overrides": cfg.parameter_overrides(),
         }
 
     # --- reading back -------------------------------------------------------------
@@ -312,6 +312,7 @@ def stats_snapshot(emu: Emulator) -> dict[str, Any]:
         snap["stage"] = emu.file_mode.stage.stats()
     snap["sink"] = emu.config.sink
     snap["answer_delay_s"] = emu.config.answer_delay_s
+    snap["parameter_overrides"] = emu.config.parameter_overrides()
     if emu.channel_limit is not None:
         snap["channel_limit"] = emu.channel_limit.snapshot()
     if emu.drop_sink is not None:
