@@ -317,3 +317,14 @@ def test_nothing_held_when_the_first_step_breaks():
     report = judge_all(p, windows(p, acked=capped(1.0)))
     assert report["held_mbps"] is None and report["cpu_s_per_gb"] is None
     assert "none (the first step did not hold)" in describe(report)
+
+
+def test_a_window_missing_a_dead_worker_is_still_of_its_step() -> None:
+    # the fleet window's target is the schedule's for both workers started (report.py):
+    # with one of two reporting, the step is read off the run's workers, not those left
+    p = plan(start=2.0, step=1.0, top=4.0)
+    judge = Judge(p, workers=2)
+    # a window that ends on step 2's boundary, at step 1's rate (3 MB/s a worker, 6 for two)
+    edge = {**windows(p, workers=2)[9], "stage": 2, "target_bps": 6e6}
+    assert judge._step_of(edge) == 1
+    assert judge._step_of({**edge, "workers": 1}) == 1  # one died: still step 1's window

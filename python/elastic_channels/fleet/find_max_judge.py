@@ -49,7 +49,8 @@ class Judge:
         stage = w.get("stage")
         if not isinstance(stage, int) or isinstance(stage, bool) or stage < 0:
             return None
-        target, workers = w.get("target_bps"), max(int(w.get("workers") or 1), 1)
+        # a window's target is the schedule's for every worker started (fleet/report.py)
+        target, workers = w.get("target_bps"), self.workers or max(int(w.get("workers") or 1), 1)
         if target is not None:
             per = float(target) / workers / MB
             for j in (stage, stage - 1):
@@ -81,7 +82,7 @@ class Judge:
         tally = self.steps[step]
         tally.windows_seen += 1
         if tally.windows_seen == 1:  # it straddles the change: it only places the boundary
-            tally.first_window(w)
+            tally.first_window(w, self.workers)
             return None
         if w.get("partial"):  # the run's last: too short to judge
             return None

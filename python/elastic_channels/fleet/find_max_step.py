@@ -87,12 +87,13 @@ class StepTally:
     broke: Break | None = None
     complete: bool = False
 
-    def first_window(self, w: Mapping[str, Any]) -> None:
-        """Place the step's boundary from its first window and the mean target in it."""
+    def first_window(self, w: Mapping[str, Any], workers: int | None = None) -> None:
+        """Place the step's boundary from its first window and the mean target in it
+        (``workers``: the run's, whose target the window's is; else those reporting)."""
         a, b, target = float(w["start"]), float(w["end"]), w.get("target_bps")
         if target is None or b <= a:
             return
-        per = float(target) / max(int(w.get("workers") or 1), 1) / MB
+        per = float(target) / (workers or max(int(w.get("workers") or 1), 1)) / MB
         rise = self.target_mbps - self.prev_mbps
         share = 1.0 if rise <= 0 else min(max((per - self.prev_mbps) / rise, 0.0), 1.0)
         self.boundary = b - share * (b - a)
