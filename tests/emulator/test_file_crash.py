@@ -139,7 +139,8 @@ def test_killed_after_storing_an_upload_then_the_reupload_lands_once(tmp_path):
     again = EmulatorProcess(data).start()
     try:
         retry = FileModeClient(again.info, again.scoped_token())
-        retry.prefix = client.prefix  # the SDK retries the upload to the same path
+        # the SDK retries the upload to the same path, with the same pipe-info credentials
+        retry.stage, retry.prefix = client.stage, client.prefix
         stored = retry.s3.head_object(Bucket=retry.bucket, Key=client.prefix + "0.ndjson")
         assert stored["ContentLength"] == len(sealed.data), "the upload was durable"
         frag = retry.fragment(*retry.upload("0.ndjson", sealed.data), sealed)
