@@ -8,7 +8,8 @@ the account path as a user configures it, against the emulator standing in for a
 - serves the emulator on port 443 with a certificate for that name, the account
   MYORG-MYACCT and the user's public key;
 - runs ``elastic-channels setup`` and ``elastic-channels run`` with ONLY the documented
-  ``SNOWFLAKE_*`` variables (no host, port or profile), the CA as ``SSL_CERT_FILE`` (a
+  ``SNOWFLAKE_*`` variables (no host, port or profile) and ``--database`` (a flag: the
+  in-run monitor takes it as the workers do, issue #29), the CA as ``SSL_CERT_FILE`` (a
   public CA's stand-in) and the stage's endpoint as ``AWS_ENDPOINT_URL`` (the cloud storage
   an account's stage lives in): nothing else of the emulator's;
 - stops the emulator and writes what it saw to ``WORK_DIR/result.json``.
@@ -61,17 +62,17 @@ def main(work: Path) -> int:
             SNOWFLAKE_ACCOUNT="myorg-myacct",
             SNOWFLAKE_USER="streamer",
             SNOWFLAKE_PRIVATE_KEY_FILE=str(work / "user.p8"),
-            SNOWFLAKE_DATABASE="BENCH_DB",
             SNOWFLAKE_SCHEMA="PUBLIC",
             SSL_CERT_FILE=info["ssl_cert_file"],  # the account's CA, as a system's would be
             AWS_ENDPOINT_URL=info["client_env"]["AWS_ENDPOINT_URL"],  # the stage's storage
         )
         result["resolves"] = sh("getent", "hosts", HOST).stdout.split()
-        setup = sh(*cli, "setup", env=env, cwd=work)
+        setup = sh(*cli, "setup", "--database", "BENCH_DB", env=env, cwd=work)
         result["setup"] = {"rc": setup.returncode, "out": setup.stdout[-3000:],
                            "err": setup.stderr[-3000:]}  # fmt: skip
         run = sh(*cli, "run", "--workers", "2", "--target-bps", "10e6", "--duration-seconds",
-                 "6", "--run-id", RUN_ID, "--json", env=env, cwd=work)  # fmt: skip
+                 "6", "--run-id", RUN_ID, "--json", "--database", "BENCH_DB",
+                 env=env, cwd=work)  # fmt: skip
         result["run"] = {"rc": run.returncode, "out": run.stdout,
                          "err": run.stderr[-6000:]}  # fmt: skip
         stats = sh(*cli, "emulator", "stats", "--data-dir", str(emu_dir))
