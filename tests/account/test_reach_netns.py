@@ -1,6 +1,6 @@
 """An account with no route to it (issue #29: ``run`` retried for minutes with only SDK
 warnings): in a private network namespace (``unshare --net``, as root) where loopback is
-the only interface, ``setup`` and ``monitor`` with settings that look right stop within
+the only interface, ``setup``, ``monitor`` and ``run`` with settings that look right stop within
 seconds on one line naming the host and what failed: the DNS lookup (no resolver can be
 reached), or, with the host given as an address, the TCP connect (no route)."""
 
@@ -83,3 +83,16 @@ def test_setup_and_monitor_with_no_route_name_the_address_and_the_connect(
     rc, err, took = _in_netns(["monitor", "-", "--run-id", "r1"], env, tmp_path)
     assert rc == 2 and took < BOUND_S, (rc, took, err)
     assert err.startswith(f"elastic-channels monitor: error: {line}") and err.count("\n") == 1
+
+
+def test_run_with_no_route_stops_before_any_worker(env: dict[str, str], tmp_path: Path) -> None:
+    """As the issue found it: settings that look right, ``--database DEMO`` given."""
+    env = {**env, "SNOWFLAKE_HOST": NO_ROUTE}
+    del env["SNOWFLAKE_DATABASE"]
+    argv = ["run", "--workers", "1", "--duration-seconds", "5", "--database", "DEMO"]
+    rc, err, took = _in_netns(argv, env, tmp_path)
+    assert rc == 2 and took < BOUND_S, (rc, took, err)
+    assert err == (
+        f"elastic-channels run: error: cannot reach the account at {NO_ROUTE}:443: "
+        f"TCP connect to {NO_ROUTE} failed: Network is unreachable\n"
+    )
