@@ -36,13 +36,31 @@ help_if_asked() {
 
 # KEY=VALUE lines, as python-dotenv reads them: blank lines and `# comments` skipped,
 # an optional `export `, values optionally in '' or "", ` #...` after an unquoted value
-# is a comment. Nothing in the file is executed.
+# is a comment. Nothing in the file is executed. The rule the CLI keeps too
+# (python/elastic_channels/env_file.py), so setup and the pods never read one file two
+# ways: each key is given once (twice is an error naming both lines), every line is
+# KEY=VALUE, a comment or blank, no NUL byte, at most ENV_MAX_BYTES (1 MiB), a regular
+# file (or /dev/null).
+ENV_MAX_BYTES=1048576
 load_env() {
-    local file=${ENV_FILE:-$REPO_DIR/.env} line key val n=0
+    local file=${ENV_FILE:-$REPO_DIR/.env} line key val n=0 seen=" " first size before
     if [ -n "${ENV_FILE:-}" ] && [ ! -r "$file" ]; then
         die "ENV_FILE '$file' cannot be read"
     fi
-    [ -r "$file" ] || return 0
+    [ -e "$file" ] || return 0
+    [ "$file" = /dev/null ] && return 0
+    [ -f "$file" ] || die "$file: not a regular file"
+    [ -r "$file" ] || die "$file cannot be read"
+    # Bytes counted in the C locale, with head, tr and the shell alone (a bare PATH).
+    local LC_ALL=C
+    size=$(head -c $((ENV_MAX_BYTES + 1)) "$file" | tr '\000' x && echo .)
+    [ $((${#size} - 1)) -le "$ENV_MAX_BYTES" ] || die "$file: over the 1 MiB such a file may hold"
+    if [ -n "$(tr -dc '\000' <"$file" | tr '\000' x | head -c 1)" ]; then
+        # the line of the first NUL: the newlines before it, as \001 once tr swapped them
+        before=$(tr '\000\n' '\n\001' <"$file" | head -n 1)
+        before=${before//[!$'\001']/}
+        die "$file: holds a NUL byte (line $((${#before} + 1)))"
+    fi
     while IFS= read -r line || [ -n "$line" ]; do
         n=$((n + 1))
         line=${line%$'\r'}
@@ -51,6 +69,11 @@ load_env() {
             die "$file line $n: expected KEY=VALUE, got '$line'"
         key=${BASH_REMATCH[2]}
         val=${BASH_REMATCH[3]}
+        if [[ $seen == *" $key:"* ]]; then
+            first=${seen#*" $key:"}
+            die "$file line $n: $key is given twice (first on line ${first%% *}): give each setting once"
+        fi
+        seen+="$key:$n "
         if [[ $val =~ ^\"([^\"]*)\"[[:space:]]*(#.*)?$ ]] || [[ $val =~ ^\'([^\']*)\'[[:space:]]*(#.*)?$ ]]; then
             val=${BASH_REMATCH[1]}
         else

@@ -81,8 +81,10 @@ def test_a_copy_of_env_example_is_all_defaults(deploy, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = _manifests(proc.stdout)["ConfigMap"]["data"]
     assert (data["SNOWFLAKE_SCHEMA"], data["SNOWFLAKE_PIPE"]) == ("PUBLIC", "RESORT_SALES_PIPE")
-    with env_file.open("a") as f:
-        f.write("SNOWFLAKE_ACCOUNT=file-acct\n")
+    # filled in where the example leaves it empty (a key given twice is refused)
+    text = env_file.read_text()
+    assert "\nSNOWFLAKE_ACCOUNT=\n" in text
+    env_file.write_text(text.replace("\nSNOWFLAKE_ACCOUNT=\n", "\nSNOWFLAKE_ACCOUNT=file-acct\n"))
     env = {**DOCUMENTED, "SNOWFLAKE_ACCOUNT": ""}
     proc = deploy.run("run_job", *BASE, "--dry-run", ENV_FILE=str(env_file), **env)
     assert _manifests(proc.stdout)["ConfigMap"]["data"]["SNOWFLAKE_ACCOUNT"] == "file-acct"

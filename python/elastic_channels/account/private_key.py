@@ -6,9 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bounded_read import FileRefused, read_text
 from ..setting import SettingError
 
-__all__ = ["PrivateKey"]
+__all__ = ["MAX_KEY_BYTES", "PrivateKey"]
+
+#: The largest key file read: a PEM RSA key of 16,384 bits, encrypted, is under 13 KB.
+MAX_KEY_BYTES = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -23,15 +27,12 @@ class PrivateKey:
         if self.text is not None:
             return self.text
         try:
-            return Path(str(self.path)).read_text()
-        except OSError as e:
-            raise SettingError(
-                f"private key file {self.path} ({self.where}): {e.strerror or e}"
-            ) from None
-        except UnicodeDecodeError:
-            raise SettingError(
-                f"private key file {self.path} ({self.where}): not PEM text"
-            ) from None
+            return read_text(Path(str(self.path)), MAX_KEY_BYTES)
+        except FileRefused as e:
+            why = str(e).removeprefix("cannot read it: ")
+            if why.startswith(("not UTF-8", "holds a NUL")):
+                why = f"not PEM text: {why}"
+            raise SettingError(f"private key file {self.path} ({self.where}): {why}") from None
 
     def pem(self) -> bytes:
         """PEM bytes, a ``BEGIN PRIVATE KEY`` frame put around a bare base64 body."""

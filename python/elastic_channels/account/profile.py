@@ -14,9 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..bounded_read import FileRefused, check_depth, read_text
 from ..setting import SettingError
 
-__all__ = ["Profile", "load_profile"]
+__all__ = ["MAX_PROFILE_BYTES", "Profile", "load_profile"]
+
+#: The largest ``--profile`` file read (an SDK profile is well under 10 KB), and how
+#: deep its objects may nest.
+MAX_PROFILE_BYTES = 1 << 20
+MAX_PROFILE_DEPTH = 32
 
 #: What an emulator's info file says about its target, beside its properties.
 _TARGET_KEYS = ("database", "schema", "pipe", "ssl_cert_file")
@@ -41,13 +47,20 @@ class Profile:
 
 def load_profile(path: str, where: str = "--profile") -> Profile:
     """The file at ``path``; a :class:`SettingError` naming ``where`` and the path when
-    it cannot be read, is not JSON, or is not a JSON object."""
+    it cannot be read, is over :data:`MAX_PROFILE_BYTES` or nested past
+    ``MAX_PROFILE_DEPTH``, is not JSON, or is not a JSON object."""
+    said = f"{where} {path}: cannot read it as JSON"
     try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise SettingError(f"{where} {path}: cannot read it as JSON: {e.strerror}") from None
-    except ValueError as e:  # json.JSONDecodeError, UnicodeDecodeError
-        raise SettingError(f"{where} {path}: cannot read it as JSON: not JSON ({e})") from None
+        data = json.loads(read_text(Path(path), MAX_PROFILE_BYTES))
+        check_depth(data, MAX_PROFILE_DEPTH)
+    except FileRefused as e:
+        raise SettingError(f"{said}: {str(e).removeprefix('cannot read it: ')}") from None
+    except RecursionError:
+        raise SettingError(
+            f"{said}: nested deeper than the {MAX_PROFILE_DEPTH} levels a file may hold"
+        ) from None
+    except ValueError as e:  # json.JSONDecodeError
+        raise SettingError(f"{said}: not JSON ({e})") from None
     if not isinstance(data, dict):
         raise SettingError(f"{where} {path}: expected a JSON object")
     if isinstance(data.get("properties"), dict):

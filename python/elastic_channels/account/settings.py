@@ -17,7 +17,9 @@ only override it.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,7 +192,7 @@ def account_settings(
     source = _Sources(flags or {}, os.environ if environ is None else environ)
     account, where = source.pick("account")
     ident = parse_account(str(account), where) if account is not None else None
-    host, _ = source.pick("host")
+    host, host_where = source.pick("host")
     port, where = source.pick("port")
     return AccountSettings(
         account=ident,
@@ -200,7 +202,7 @@ def account_settings(
         database=_text(source.pick("database")[0]),
         schema=_text(source.pick("schema")[0]) or DEFAULT_SCHEMA,
         pipe=_text(source.pick("pipe")[0]) or PIPE_NAME,
-        host=str(host).strip() if host is not None else (ident.host if ident else None),
+        host=_host(host, host_where) if host is not None else (ident.host if ident else None),
         port=_port(port, where) if port is not None else None,
         key=source.private_key(),
         private_key_pwd=_text(source.pick("private_key_pwd")[0]),
@@ -281,6 +283,29 @@ def _url_parts(profile: Profile) -> dict[str, Any]:
 
 def _text(value: Any) -> str | None:
     return None if value is None or not str(value).strip() else str(value).strip()
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
+
+
+def _host(value: Any, where: str) -> str:
+    """A host name or IP address, and nothing else: a scheme, user, path, query or port
+    in it would make another URL than the one meant (the port is its own setting)."""
+    text = str(value).strip()
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        address = None
+    if address is not None:
+        return f"[{address}]" if address.version == 6 else str(address)
+    name = text.removesuffix(".")
+    if 0 < len(name) <= 253 and all(_HOST_LABEL.fullmatch(x) for x in name.split(".")):
+        return text
+    raise SettingError(
+        f"{where} must be a host name or IP address alone (no scheme, path, query or port: "
+        f"the port is {BY_NAME['port'].where}), got {text!r}"
+    )
 
 
 def _port(value: Any, where: str) -> int:
