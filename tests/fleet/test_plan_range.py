@@ -51,6 +51,16 @@ def flag(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
 
+def client_figures(tmp_path: Path, per_vcpu: float, label: str) -> str:
+    """A figures file of a run nothing but the client held (no ``bounded_by``)."""
+    path = tmp_path / f"{label}.json"
+    path.write_text(json.dumps({
+        "label": label, "per_vcpu_mbps": per_vcpu, "per_channel_mbps": per_vcpu,
+        "cpu_s_per_gb": 1.2, "rss_mib_per_pod": 140,
+    }))  # fmt: skip
+    return str(path)
+
+
 def bench_channels_result(per_vcpu: float, date: str = "2026-12-05 10:00 UTC") -> dict[str, Any]:
     """What benches/bench_channels.py --out writes, cut to what plan reads."""
     point = {"answer_delay_s": 0.0, "sink_check": True, "exit": 0, "channels": 4}
@@ -109,20 +119,21 @@ def test_the_file_mode_cpu_figure_is_the_whole_worker_through_the_sdk() -> None:
 # --- a range, never one number ---------------------------------------------------------
 
 
-def test_the_default_plan_is_a_range_of_every_source() -> None:
+def test_the_default_plan_sizes_from_the_reference_the_local_figures_are_bounds() -> None:
+    """Both local figures were held by the emulator (its drop sink's CPU; landing every
+    row on the same CPUs): they say what the client pushed at least, not what it can."""
     p = make_range(41.8, M8)
     sizings = p["sizings"]
     assert sorted(s["label"] for s in sizings) == sorted(f.label for f in DEFAULT_SOURCES)
-    pods = [s["pods"] for s in sizings]
-    assert pods == sorted(pods, reverse=True)  # the conservative end first
-    assert p["range"]["pods"] == [min(pods), max(pods)] and min(pods) < max(pods)
     by = {s["label"]: s for s in sizings}
     assert by[REFERENCE_FIGURES.label]["pods"] == 455  # 92 MB/s a pod: the reference
     assert by[REFERENCE_FIGURES.label]["nodes"] == 15
-    # the local file-mode run carried less than 92 a pod: more pods, the conservative end
-    assert p["conservative"] == FILE_MODE.label and by[FILE_MODE.label]["pods"] > 455
-    assert p["optimistic"] == DROP_SINK.label and by[DROP_SINK.label]["pods"] < 455
-    assert p["pods"] == max(pods) and p["runs"] == "conservative"
+    for f in (FILE_MODE, DROP_SINK):
+        assert by[f.label]["bound"] == f.bounded_by and "emulator" in f.bounded_by
+        assert by[f.label]["pod_mbps_at_least"] == f.per_vcpu_mbps and "pods" not in by[f.label]
+    assert p["range"]["pods"] == [455, 455]
+    assert p["conservative"] == p["optimistic"] == REFERENCE_FIGURES.label
+    assert p["pods"] == 455 and p["runs"] == "conservative"
 
 
 def test_cli_prints_every_sizing_the_range_and_where_each_came_from(
@@ -134,10 +145,16 @@ def test_cli_prints_every_sizing_the_range_and_where_each_came_from(
     lo, hi = p["range"]["pods"]
     nlo, nhi = p["range"]["nodes"]
     text = flat(out)
-    assert f"range: {lo} to {hi} pods on {nlo} to {nhi} x m7g.8xlarge" in text
+    assert (lo, nlo) == (hi, nhi) == (455, 15)
+    assert "[2] and [3] are bounds the emulator set, not what the client can do" in text
+    assert "it rests on [1] alone: 455 pods on 15 x m7g.8xlarge" in text
     for i, s in enumerate(p["sizings"], 1):
         row = next(x for x in out.splitlines() if x.startswith(f"  [{i}] {s['label']}"))
-        assert row.split()[-4:-2] == [str(s["pods"]), str(s["nodes"])]
+        if "bound" in s:
+            assert row.split()[-3] == "bound" and f">= {s['pod_mbps_at_least']:.1f}" in row
+            assert f"[{i}] is a bound: held by {flat(s['bound'])}" in text
+        else:
+            assert row.split()[-4:-2] == [str(s["pods"]), str(s["nodes"])]
         o = s["figures"]["origin"]
         for said in (o["bench"], o["machine"], o["target"], o["answer_delay"], o["sdk_mode"]):
             assert flat(said) in text
@@ -152,24 +169,28 @@ def test_cli_prints_every_sizing_the_range_and_where_each_came_from(
 
 
 def test_the_command_runs_the_conservative_end_unless_optimistic(
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    p = make_range(41.8, M8)
-    _, out, _ = run(["--target-gbps", "41.8"], capsys)
+    slow, fast = client_figures(tmp_path, 60, "slow"), client_figures(tmp_path, 200, "fast")
+    base = ["--target-gbps", "41.8", "--figures", slow, "--figures", fast]
+    _, out, _ = run([*base, "--json"], capsys)
+    p = json.loads(out)
+    assert [s["label"] for s in p["sizings"]] == ["slow", REFERENCE_FIGURES.label, "fast"]
+    _, out, _ = run(base, capsys)
     argv = command_of(out)
     assert flag(argv, "--workers") == str(p["range"]["pods"][1])
     assert "to run the conservative end, [1]" in flat(out) and "--optimistic for [3]" in flat(out)
-    _, out, _ = run(["--target-gbps", "41.8", "--optimistic"], capsys)
+    _, out, _ = run([*base, "--optimistic"], capsys)
     argv = command_of(out)
     assert flag(argv, "--workers") == str(p["range"]["pods"][0])
     assert "to run the optimistic end, [3]" in flat(out)
-    _, out, _ = run(["--target-gbps", "41.8", "--optimistic", "--json"], capsys)
+    _, out, _ = run([*base, "--optimistic", "--json"], capsys)
     q = json.loads(out)
     assert q["runs"] == "optimistic" and q["pods"] == p["range"]["pods"][0]
     assert q["command"] == " ".join(argv)
 
 
-def test_a_figures_file_is_the_local_end_and_the_reference_stays(
+def test_a_bench_channels_result_is_a_bound_and_the_reference_stays(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "result.json"
@@ -178,9 +199,10 @@ def test_a_figures_file_is_the_local_end_and_the_reference_stays(
     assert code == 0
     p = json.loads(out)
     labels = [s["label"] for s in p["sizings"]]
-    # a noisy run giving 60 MB/s a vCPU: now the conservative end, the reference beside it
-    assert labels == ["bench_channels 2026-12-05 10:00 UTC", REFERENCE_FIGURES.label]
-    o = p["sizings"][0]["figures"]["origin"]
+    # against the drop sink: a bound, not a sizing; the reference sizes the plan
+    assert labels == [REFERENCE_FIGURES.label, "bench_channels 2026-12-05 10:00 UTC"]
+    assert p["sizings"][1]["bound"] == planmod.DROP_SINK_BOUND and p["pods"] == 455
+    o = p["sizings"][1]["figures"]["origin"]
     assert o["bench"] == "benches/bench_channels.py" and o["date"] == "2026-12-05 10:00 UTC"
     assert o["machine"].startswith("x86_64, 2 CPUs") and "drop sink" in o["target"]
     assert o["answer_delay"] == "0 s"  # the least delay of its checked, clean points
@@ -193,28 +215,30 @@ def test_several_figures_files_make_the_range(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--target-gbps", "41.8", "--json"]
-    for per_vcpu, hour in ((360.0, "10"), (60.0, "11")):  # the same bench an hour apart
-        path = tmp_path / f"r{hour}.json"
-        path.write_text(json.dumps(bench_channels_result(per_vcpu, f"2026-12-05 {hour}:00 UTC")))
-        argv += ["--figures", str(path)]
+    for per_vcpu, hour in ((360.0, "10"), (60.0, "11")):  # the same run an hour apart
+        argv += ["--figures", client_figures(tmp_path, per_vcpu, f"run {hour}:00")]
     code, out, _ = run(argv, capsys)
     p = json.loads(out)
     assert code == 0 and len(p["sizings"]) == 3
-    assert p["conservative"] == "bench_channels 2026-12-05 11:00 UTC"
-    assert p["optimistic"] == "bench_channels 2026-12-05 10:00 UTC"
+    assert p["conservative"] == "run 11:00"
+    assert p["optimistic"] == "run 10:00"
     assert p["range"]["pods"][1] > 455 > p["range"]["pods"][0]
 
 
-def test_one_run_alone_is_said_to_be_alone(capsys: pytest.CaptureFixture[str]) -> None:
-    # 200 MB/s a pod: only the drop-sink run was seen to push that
-    code, out, _ = run(["--target-gbps", "41.8", "--pod-mbps", "200"], capsys)
+def test_one_run_alone_is_said_to_be_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 200 MB/s a pod: only the fast run was seen to push that
+    figures = ["--figures", client_figures(tmp_path, 360, "fast"),
+               "--figures", client_figures(tmp_path, 60, "slow")]  # fmt: skip
+    code, out, _ = run(["--target-gbps", "41.8", "--pod-mbps", "200", *figures], capsys)
     assert code == 0
     text = flat(out)
     assert "[2] and [3] cannot size this plan (see below); it rests on [1] alone" in text
     assert "[3] cannot: --pod-mbps 200 is more than 1 vCPU was seen to push" in text
     assert f"({REFERENCE_FIGURES.label}): 92 MB/s per vCPU" in text
-    code, _, err = run(["--target-gbps", "41.8", "--pod-mbps", "400"], capsys)
-    assert code == 2 and all(f.label in err for f in DEFAULT_SOURCES)
+    code, _, err = run(["--target-gbps", "41.8", "--pod-mbps", "400", *figures], capsys)
+    assert code == 2 and all(x in err for x in ("fast", "slow", REFERENCE_FIGURES.label))
 
 
 def test_bigger_pods_are_said_to_be_unmeasured(capsys: pytest.CaptureFixture[str]) -> None:
@@ -289,7 +313,8 @@ def test_parse_figures_reads_a_shipped_file_round_trip() -> None:
 def test_the_fleet_guide_states_the_range_plan_prints() -> None:
     p = make_range(41.8, M8)
     lo, hi = p["range"]["pods"]
+    nodes = p["range"]["nodes"][0]
     readme = flat((REPO / "docs" / "FLEET.md").read_text())
-    assert f"At 41.8 GB/s they give {lo} to {hi} pods" in readme
+    assert lo == hi and f"at 41.8 GB/s {lo} pods on {nodes} m7g.8xlarge" in readme
     for f in (FILE_MODE, DROP_SINK):
         assert f"{f.per_vcpu_mbps:g} MB/s" in readme or f"{f.per_vcpu_mbps:.0f} MB/s" in readme

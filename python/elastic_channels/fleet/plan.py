@@ -12,9 +12,16 @@ Per source: a pod carries at most the rate its vCPU was seen to push, the rate i
 target allows at that source's CPU-s/GB, and what its channels carry; pods = target /
 that rate, nodes = pods / what fits on a node, memory per pod = RSS + the bytes it may
 hold in flight (never below the worker's default allowance), over the share of the pod
-the SDK throttles at. The sources disagree by a factor of four, so the plan prints
-every sizing, the conservative (most pods) and the optimistic (fewest) end, and the
-``deploy/run_job.sh`` line for the conservative end (``--optimistic``: the other).
+the SDK throttles at; the memory line says how much of it is headroom over the
+measured peak RSS and the bytes in flight. The sources disagree by a factor of four, so
+the plan prints every sizing, the conservative (most pods) and the optimistic (fewest)
+end, and the ``deploy/run_job.sh`` line for the conservative end (``--optimistic``: the
+other).
+
+A figure the emulator held down (``Figures.bounded_by``: its channel limit, its drop
+sink, its own CPU) measured the emulator, not the client: it is shown as a bound (the
+client pushed at least that) and nothing is sized from it, so no deploy line comes of
+it; with nothing else to size from, plan refuses.
 ``--figures FILE`` (a ``benches/bench_channels.py --out`` result, or a find-max result:
 ``find_max_figures.py``; repeatable) replaces the local sources; the reference stays
 beside it.
@@ -34,6 +41,7 @@ from typing import Any
 from .nodes import DEFAULT_NODE, NODES, REFERENCE, NodeType, ceil_count, node_type, reference_at
 from .plan_figures import (  # noqa: F401 (re-exported: plan's figures)
     DEFAULT_SOURCES,
+    DROP_SINK_BOUND,
     FIGURE_KEYS,
     FIGURES_DIR,
     FIGURES_HELP,
@@ -121,8 +129,8 @@ def make_plan(target_gbps: float, node: NodeType, figures: Figures, *,
     # Enough channels for the rate, and for the bytes in flight under the SDK's cap.
     n_channels = channels or max(ceil_count(rate / figures.per_channel_mbps),
                                  ceil_count(allowance / 1e6 / SDK_CHANNEL_INFLIGHT_MB))  # fmt: skip
-    need_mib = (figures.rss_mib_per_pod + allowance / 2**20) / SDK_THROTTLE_SHARE
-    pod_mib = ceil_count(need_mib / MEMORY_STEP_MIB) * MEMORY_STEP_MIB
+    used_mib = figures.rss_mib_per_pod + allowance / 2**20  # peak RSS + bytes in flight
+    pod_mib = ceil_count(used_mib / SDK_THROTTLE_SHARE / MEMORY_STEP_MIB) * MEMORY_STEP_MIB
     per_node = node.pods_per_node(pod_vcpu, pod_mib)
     if per_node < 1:
         raise ValueError(
@@ -136,7 +144,9 @@ def make_plan(target_gbps: float, node: NodeType, figures: Figures, *,
         "safety": safety, "pods": pods, "channels_per_pod": n_channels, "pod_mbps": rate,
         "pod_capacity_mbps": capacity, "pod_mbps_given": pod_mbps is not None,
         "pod_vcpu": pod_vcpu, "pod_memory_mib": pod_mib,
-        "pod_rss_mib": figures.rss_mib_per_pod, "pod_inflight_needed_bytes": math.ceil(needed),
+        "pod_rss_mib": figures.rss_mib_per_pod,
+        "pod_memory_headroom_mib": pod_mib - used_mib,
+        "pod_inflight_needed_bytes": math.ceil(needed),
         "worker_max_inflight_bytes": allowance,
         "pod_cpu_used": rate * figures.cpu_s_per_gb / 1000, "pods_per_node": per_node,
         "nodes": nodes, "vcpu_pods": pods * pod_vcpu, "vcpu_nodes": nodes * node.vcpu,
@@ -144,6 +154,13 @@ def make_plan(target_gbps: float, node: NodeType, figures: Figures, *,
         "cpu_used": target_gbps * figures.cpu_s_per_gb,
         "reference": reference_at(target_gbps),
     }  # fmt: skip
+
+
+def _bound(f: Figures, pod_vcpu: float) -> dict[str, Any]:
+    """A source the emulator held down, as the plan keeps it: what the client pushed at
+    least (a pod of ``pod_vcpu``), and what held it."""
+    return {"label": f.label, "figures": asdict(f), "bound": f.bounded_by,
+            "pod_mbps_at_least": f.per_vcpu_mbps * pod_vcpu}  # fmt: skip
 
 
 def _size_key(p: dict[str, Any]) -> tuple[int, int, int]:
@@ -169,7 +186,9 @@ def make_range(target_gbps: float, node: NodeType,
     and the one the command runs: the conservative end (most pods), or the optimistic
     end (fewest). The top level is that sizing's, so a script reads its pods and
     command where it always did. A source that cannot carry --pod-mbps, or whose pod
-    does not fit the node, is kept with its error; ValueError when no source can."""
+    does not fit the node, is kept with its error; a source the emulator held down is
+    kept as a bound (``bound``: what held it), sized from by nothing; ValueError when
+    no source can size the plan."""
     _check_inputs(target_gbps, kwargs.get("ack_latency_s", 0.6), kwargs.get("pod_vcpu", 1.0),
                   kwargs.get("cpu_target", 0.8), kwargs.get("safety", 1.5),
                   kwargs.get("channels"), kwargs.get("pod_mbps"))  # fmt: skip
@@ -177,16 +196,25 @@ def make_range(target_gbps: float, node: NodeType,
         raise ValueError("no figures to size from")
     sized: list[dict[str, Any]] = []
     for f in sources:
+        if f.bounded_by:
+            sized.append(_bound(f, kwargs.get("pod_vcpu", 1.0)))
+            continue
         try:
             sized.append(make_plan(target_gbps, node, f, **kwargs))
         except ValueError as e:
             sized.append({"label": f.label, "figures": asdict(f), "error": str(e)})
-    ok = [p for p in sized if "error" not in p]
+    ok = [p for p in sized if "error" not in p and "bound" not in p]
+    bounds = [p for p in sized if "bound" in p]
     if not ok:
-        raise ValueError("; ".join(p["error"] for p in sized))
-    # most pods first: the conservative end first, the optimistic last, then the errors
+        raise ValueError("; ".join(
+            [p["error"] for p in sized if "error" in p]
+            + [f"{p['label']} was held by {p['bound']}: it measured the emulator, not the "
+               "client, so no fleet is sized from it" for p in bounds]
+        ))  # fmt: skip
+    # most pods first: the conservative end first, the optimistic last, then the bounds
+    # and the errors
     ok.sort(key=_size_key, reverse=True)
-    sized = [*ok, *(p for p in sized if "error" in p)]
+    sized = [*ok, *bounds, *(p for p in sized if "error" in p)]
     chosen_at = len(ok) if optimistic else 1
     return {
         **sized[chosen_at - 1],

@@ -13,9 +13,9 @@ from typing import Any
 from .find_max_figures import figures_document, is_find_max, is_run_result
 
 __all__ = [
-    "DEFAULT_SOURCES", "FIGURES_DIR", "FIGURES_HELP", "FIGURE_KEYS", "INFLIGHT_KEYS",
-    "NOT_RECORDED", "ORIGIN_TEXT_KEYS", "REFERENCE_FIGURES", "Figures", "Origin",
-    "load_figures", "parse_figures",
+    "DEFAULT_SOURCES", "DROP_SINK_BOUND", "FIGURES_DIR", "FIGURES_HELP", "FIGURE_KEYS",
+    "INFLIGHT_KEYS", "NOT_RECORDED", "ORIGIN_TEXT_KEYS", "REFERENCE_FIGURES", "Figures",
+    "Origin", "load_figures", "parse_figures",
 ]  # fmt: skip
 
 NOT_RECORDED = "not recorded"
@@ -49,6 +49,10 @@ class Figures:
     source: str = ""
     label: str = ""
     origin: Origin = field(default_factory=Origin)
+    #: What outside the client held the rate down, when the emulator did (its channel
+    #: limit, its drop sink, its own CPU): the figure measured that, not the client, so
+    #: plan shows it as a bound and sizes nothing from it. Empty: nothing known held it.
+    bounded_by: str = ""
 
 
 FIGURE_KEYS = ("per_channel_mbps", "per_vcpu_mbps", "cpu_s_per_gb", "rss_mib_per_pod")
@@ -59,7 +63,15 @@ FIGURES_HELP = (
     'and \'label\' (text), \'inflight\': {"mb_per_s", "ack_latency_s", "bytes"} (the bytes '
     "in flight a run needed at that rate and ack latency), 'origin': {"
     + ", ".join(f'"{k}"' for k in ORIGIN_TEXT_KEYS)
-    + ' (text), "snowflake" (true if measured against Snowflake)}'
+    + " (text), \"snowflake\" (true if measured against Snowflake)}, 'bounded_by' (text: "
+    "what of the emulator held the rate, if it did: then the figure is shown as a bound "
+    "and nothing is sized from it)"
+)
+#: What held a bench_channels result: it drives the client flat out against the
+#: emulator's drop sink, whose CPU sets the rate (docs/PERFORMANCE.md).
+DROP_SINK_BOUND = (
+    "the emulator's drop sink (benches/bench_channels.py drives the client flat out "
+    "against it: the rate is the sink's as much as the client's)"
 )
 
 
@@ -85,6 +97,7 @@ def _result_origin(result: dict[str, Any]) -> dict[str, Any]:
         got["machine"] = f"{machine['arch']}{cpus}; the worker pinned to one"
     if bench == "bench_channels":
         got["target"] = "the emulator's drop sink on another CPU: rows checked, then dropped"
+        got["bounded_by"] = DROP_SINK_BOUND
         # figures_of takes its figures from the checked, clean points at the least delay
         points = result.get("points")
         delays: list[float] = [
@@ -120,7 +133,8 @@ def parse_figures(data: Any, where: str) -> Figures:
         data, where = data["figures"], f"{where} ['figures']"
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a JSON object of figures ({FIGURES_HELP})")
-    unknown = sorted(set(data) - {*FIGURE_KEYS, "source", "inflight", "label", "origin"})
+    known = {*FIGURE_KEYS, "source", "inflight", "label", "origin", "bounded_by"}
+    unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {FIGURES_HELP}")
     missing = [k for k in FIGURE_KEYS if k not in data]
@@ -128,13 +142,15 @@ def parse_figures(data: Any, where: str) -> Figures:
         raise ValueError(f"{where}: missing {', '.join(missing)}")
     values = {k: _positive(where, k, data[k]) for k in FIGURE_KEYS}
     source = data.get("source", str(where))
+    held_by = derived.pop("bounded_by", "")  # what the result's kind says held it
+    bounded_by = data.get("bounded_by", held_by)
     named = (
         f"{Path(derived['bench']).stem} {derived['date']}"
         if {"bench", "date"} <= set(derived)
         else str(where)
     )
     label = data.get("label", named)
-    for key, text in (("source", source), ("label", label)):
+    for key, text in (("source", source), ("label", label), ("bounded_by", bounded_by)):
         if not isinstance(text, str):
             raise ValueError(f"{where}: {key!r} must be text, got {text!r}")
     origin = Origin(**{**derived, **_parse_origin(where, data.get("origin", {}))})
@@ -146,7 +162,8 @@ def parse_figures(data: Any, where: str) -> Figures:
                              f"{', '.join(INFLIGHT_KEYS)}, got {inflight!r}")  # fmt: skip
         n = {k: _positive(f"{where} ['inflight']", k, inflight[k]) for k in INFLIGHT_KEYS}
         factor = n["bytes"] / (n["mb_per_s"] * 1e6 * n["ack_latency_s"])
-    return Figures(**values, inflight_factor=factor, source=source, label=label, origin=origin)
+    return Figures(**values, inflight_factor=factor, source=source, label=label, origin=origin,
+                   bounded_by=bounded_by)  # fmt: skip
 
 
 def load_figures(path: Path, flag: str = "--figures") -> Figures:

@@ -47,6 +47,10 @@ def _table(sizings: list[dict[str, Any]]) -> list[str]:
         if "error" in s:
             rows.append((name, "cannot", "-", "-", "-", "-", "-", "-"))
             continue
+        if "bound" in s:  # what the client pushed at least; nothing sized from it
+            rows.append((name, f">= {s['pod_mbps_at_least']:.1f}", "-", "-", "-", "bound",
+                         "-", "-"))  # fmt: skip
+            continue
         rows.append((
             name, f"{s['pod_mbps']:.1f}", str(s["channels_per_pod"]),
             f"{s['worker_max_inflight_bytes'] / 1e6:g} MB", f"{s['pod_memory_mib']} MiB",
@@ -62,20 +66,26 @@ def _range_text(p: dict[str, Any]) -> str:
     sizings, node = p["sizings"], p["node"]["name"]
     (lo, hi), (nlo, nhi) = p["range"]["pods"], p["range"]["nodes"]
     failed = [f"[{i}]" for i, s in enumerate(sizings, 1) if "error" in s]
-    carried = [f"[{i}]" for i, s in enumerate(sizings, 1) if "error" not in s]
-    text = (
-        f"{' and '.join(failed)} cannot size this plan (see below); it rests on "
-        f"{', '.join(carried)} alone: "
-        if failed
-        else ""
-    )
+    bounds = [f"[{i}]" for i, s in enumerate(sizings, 1) if "bound" in s]
+    carried = [f"[{i}]" for i, s in enumerate(sizings, 1) if "error" not in s and "bound" not in s]
+    text = ""
+    if bounds:
+        text += (
+            f"{' and '.join(bounds)} {'is a bound' if len(bounds) == 1 else 'are bounds'} "
+            "the emulator set, not what the client can do: no pods are sized from "
+            f"{'it' if len(bounds) == 1 else 'them'} (see below); "
+        )
+    if failed:
+        text += f"{' and '.join(failed)} cannot size this plan (see below); "
+    if failed or bounds:
+        text += f"it rests on {', '.join(carried)} alone: "
     if (lo, nlo) != (hi, nhi):
         return text + (
             f"range: {lo} to {hi} pods on {nlo} to {nhi} x {node} (conservative end "
             f"[{p['conservative_at']}], optimistic end [{p['optimistic_at']}]); the "
             "figures disagree"
         )
-    every = "" if failed else "every figure gives "
+    every = "" if failed or bounds else "every figure gives "
     return text + f"{every}{_count(lo, 'pod')} on {nlo} x {node}"
 
 
@@ -110,6 +120,8 @@ def _chosen_text(p: dict[str, Any]) -> list[str]:
         f"{allowance / 1e6:g} MB"
     )
     chosen = f"[{p['runs_at']}]"
+    headroom = p["pod_memory_headroom_mib"]
+    used = p["pod_memory_mib"] - headroom
     other_at = p["optimistic_at"] if p["runs"] == "conservative" else p["conservative_at"]
     switch = "--optimistic" if p["runs"] == "conservative" else "without --optimistic"
     prose = [
@@ -117,10 +129,11 @@ def _chosen_text(p: dict[str, Any]) -> list[str]:
         f"MB/s x {p['ack_latency_s']:g} s ack latency x {f['inflight_factor']:.3g} "
         f"in-flight factor x {p['safety']:g} safety); {covers}: --max-inflight-bytes "
         f"{allowance} below, and the memory counts it",
-        f"memory a pod ({chosen}): {f['rss_mib_per_pod']:g} MiB RSS + "
+        f"memory a pod ({chosen}): {f['rss_mib_per_pod']:g} MiB peak RSS (measured) + "
         f"{allowance / 2**20:.0f} MiB in flight, over {SDK_THROTTLE_SHARE:g} (the SDK "
         f"throttles at that share of the pod), rounded up to {MEMORY_STEP_MIB} MiB: "
-        f"{p['pod_memory_mib']} MiB",
+        f"{p['pod_memory_mib']} MiB, {headroom:.0f} MiB ({headroom / used:.0%}) of "
+        "headroom over the peak RSS and the bytes in flight",
         f"to run the {p['runs']} end, {chosen} {p['label']} ({_count(p['pods'], 'pod')} on "
         f"{_count(p['nodes'], 'node')})"
         + (f"; {switch} for [{other_at}]" if other_at != p["runs_at"] else "")
@@ -146,6 +159,9 @@ def render(p: dict[str, Any]) -> str:
            _fill(_reference_text(p), "")]  # fmt: skip
     out += [_fill(f"[{i}] cannot: {s['error']}", "")
             for i, s in enumerate(sizings, 1) if "error" in s]  # fmt: skip
+    out += [_fill(f"[{i}] is a bound: held by {s['bound']}; the client pushed at least "
+                  f"{s['pod_mbps_at_least']:.1f} MB/s a pod there, and may push more", "")
+            for i, s in enumerate(sizings, 1) if "bound" in s]  # fmt: skip
     if p["pod_vcpu"] != 1:
         out.append(_fill(
             f"every figure was measured on one vCPU; {p['pod_vcpu']:g} vCPU a pod scales "
