@@ -20,8 +20,9 @@ STEP_MBPS = 2.0
 #: Steps of 2, 4, 6 ... 12 MB/s, 5 s each after 2 s of warmup: with the emulator's
 #: default 1 s burst, a step 2 MB/s over the limit spends it within 2 s, so the step's
 #: judged windows (all but its first) are throttled. The search stops after 6. Batches
-#: of 100 kB and four judged windows a step: acks come in lumps (the SDK flushes every
-#: 100 ms here), and one lump short of a step's bytes must stay well under its 5%.
+#: of 100 kB and four judged windows a step; acks come in lumps (the SDK flushes about
+#: once a second at its own defaults, which run's emulator no longer overrides), which
+#: the search's bound (how far the sender falls behind) does not see.
 SCENARIO = f"""\
 name: find-limit
 workers: 1
