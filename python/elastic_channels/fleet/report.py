@@ -10,6 +10,7 @@ from typing import Any
 
 from ..measures import MB, cpu_s_per_gb, run_throughput
 from ..monitor import histogram
+from ..sdk.metrics_window import merge_sdk, throttle_counts
 from ..worker.meter import ack_fields
 from . import text_table
 
@@ -70,6 +71,12 @@ def aggregate_window(
     out["behind_hist_us"] = histogram.encode(behind)
     out["cpu_pct"] = round(sum(float(w.get("cpu_pct") or 0) for w in windows), 1)
     out["rss_mib"] = round(sum(float(w.get("rss_mib") or 0) for w in windows), 1)
+    if any("sdk" in w for w in windows):  # the SDK's figures: see sdk/metrics_window.py
+        out["sdk"] = merge_sdk(w.get("sdk") for w in windows)
+        out["sdk_workers"] = sum(1 for w in windows if w.get("sdk"))
+        throttled = throttle_counts(out["sdk"])
+        if throttled:
+            out["sdk_throttled"] = throttled
     return out
 
 
@@ -121,6 +128,7 @@ def format_window(w: dict[str, Any], clock: bool = True) -> str:
         + f"{rows}  ack p50 {ms(w['ack_p50_ms'])} ms "
         f"p99 {ms(w['ack_p99_ms'])} ms  in flight {w['in_flight_bytes'] / MB:.1f} MB"
         + ("  warmup (outside the run's figures)" if w.get("warmup") else "")
+        + (throttled_text(w["sdk_throttled"]) if w.get("sdk_throttled") else "")
         + (
             f"  (partial window of {window_seconds_covered(w) * 1e3:.0f} ms: no rate)"
             if sliver
@@ -129,6 +137,12 @@ def format_window(w: dict[str, Any], clock: bool = True) -> str:
             else ""
         )
     )
+
+
+def throttled_text(counts: Mapping[str, int]) -> str:
+    """What the SDK held back in a window, for a progress line."""
+    said = ", ".join(f"{k.replace('_', ' ')} x{v}" for k, v in counts.items())
+    return f"  SDK throttled: {said}"
 
 
 def stage_text(w: dict[str, Any]) -> str | None:
@@ -150,6 +164,7 @@ SUMMARY_COLUMNS = [
     ("ack p99 ms", "ack_p99_ms", "{:.0f}"),
     ("resent", "resent_batches", "{}"),
     ("SDK retries", "sdk_retries", "{}"),
+    ("throttled windows", "sdk_throttled_windows", "{}"),
     ("unacked", "unacked_rows", "{:,}"),
     ("CPU s/GB", "cpu_s_per_gb", "{:.2f}"),
     ("RSS MiB", "peak_rss_mib", "{:.0f}"),
@@ -183,6 +198,18 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         "unacked_rows": sum(s["unacked_rows"] for s in ok),
         "cpu_s_per_gb": cpu_s_per_gb(cpu, bytes_sent),
         "peak_rss_mib": max((s["peak_rss_mib"] for s in ok), default=None),
+        **_sdk_totals(ok),
+    }
+
+
+def _sdk_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's SDK figures (its workers' merged) and the worker windows the SDK
+    throttled in, when the workers read them."""
+    if not any("sdk" in s for s in summaries):
+        return {}
+    return {
+        "sdk": merge_sdk(s.get("sdk") for s in summaries),
+        "sdk_throttled_windows": sum(int(s.get("sdk_throttled_windows") or 0) for s in summaries),
     }
 
 

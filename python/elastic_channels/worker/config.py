@@ -86,6 +86,8 @@ class WorkerConfig:
     scenario_hash: str | None = None
     #: The workload (``--workload``): a shipped name, or a workload file's path.
     workload: str = DEFAULT_WORKLOAD
+    #: Read the SDK's own metrics once a window (``--sdk-metrics``, on by default).
+    sdk_metrics: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def schedule(self) -> Schedule:
@@ -136,6 +138,13 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="this worker's id [WORKER_ID, else JOB_COMPLETION_INDEX, else the pod ordinal]",
     )
     add_settings(p)
+    p.add_argument(
+        "--no-sdk-metrics",
+        dest="sdk_metrics",
+        action="store_const",
+        const="off",
+        help="the same as --sdk-metrics off",
+    )
     p.add_argument(
         "--sdk-property",
         action="append",
@@ -231,6 +240,10 @@ def load_config(
         scenario_hash=get("scenario_hash"),
         workload=workload,
     )
+    sdk_metrics = get("sdk_metrics")
+    if sdk_metrics not in ("on", "off"):
+        raise ConfigError(f"--sdk-metrics (SDK_METRICS) must be on or off, got {sdk_metrics!r}")
+    cfg.sdk_metrics = sdk_metrics == "on"
     stages = get("stages")
     cfg.stages = None if stages is None else parse_stages(stages)
     _validate(cfg)

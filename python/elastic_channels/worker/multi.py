@@ -21,6 +21,7 @@ from ..measures import MB, cpu_s_per_gb
 from ..monitor import histogram
 from .config import WorkerConfig
 from .meter import ack_fields
+from .sdk_figures import SdkFigures
 from .start_gate import StartGate
 from .worker import Worker, shortfall
 
@@ -60,6 +61,8 @@ class LineMerger:
         self._windows: dict[float, dict[int, dict[str, Any]]] = {}
         self._done: set[int] = set()
         self.summaries: dict[int, dict[str, Any]] = {}
+        #: The process's SDK figures, added to each merged window line (None: off).
+        self.sdk_figures: SdkFigures | None = None
 
     def take(self, channel: int, record: dict[str, Any]) -> None:
         with self._lock:
@@ -75,7 +78,10 @@ class LineMerger:
             got = self._windows[start]
             if len(got) + len(self._done - set(got)) < self.n:
                 break
-            self._write(merge_windows(list(got.values()), self.n))
+            line = merge_windows(list(got.values()), self.n)
+            if self.sdk_figures is not None:
+                self.sdk_figures.add_to(line)
+            self._write(line)
             del self._windows[start]
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -182,6 +188,16 @@ class MultiChannelWorker:
     def stuck_connect(self) -> bool:
         return any(w.stuck_connect for w in self.workers)
 
+    @property
+    def sdk_figures(self) -> SdkFigures | None:
+        """The process's SDK figures: one endpoint serves every channel's client, so
+        they are read once per merged window, not per channel."""
+        return self.merger.sdk_figures
+
+    @sdk_figures.setter
+    def sdk_figures(self, figures: SdkFigures | None) -> None:
+        self.merger.sdk_figures = figures
+
     def request_stop(self, signum: int | None = None, frame: object = None) -> None:
         for w in self.workers:
             w.request_stop(signum if w is self.workers[0] else None, frame)
@@ -198,5 +214,7 @@ class MultiChannelWorker:
                 t.join(0.2)
         parts = [self.merger.summaries[c] for c in sorted(self.merger.summaries)]
         summary = merge_summaries(parts, self.cfg)
+        if self.merger.sdk_figures is not None:
+            summary.update(self.merger.sdk_figures.summary_fields())
         self.merger._write(summary)
         return summary

@@ -74,6 +74,11 @@ SETTINGS: tuple[Setting, ...] = (
       "msgspec.Raw rows via the public API; rows: row objects via the public API "
       "(default: ffi when the SDK allows it, rows when ELASTIC_FAST_JSON_ENCODE is off)",
       choices=("ffi", "raw", "rows")),
+    S("sdk_metrics", "--sdk-metrics", "on: turn on the SDK's own Prometheus endpoint (a free "
+      "loopback port of this process's own) and put its figures in every window line "
+      "(`sdk`: files, API calls and latency, buffer delays, throttling; docs/WORKER.md); "
+      "off: leave it off (--no-sdk-metrics)", choices=("on", "off"), default="on",
+      env="SDK_METRICS"),
     S("window_seconds", "--window-seconds", "metrics window; windows start on multiples "
       "of it since the epoch, so every worker's windows line up", float, 5.0),
     S("max_inflight_bytes", "--max-inflight-bytes", "unacked bytes held at most; "

@@ -23,6 +23,7 @@ from .config import WorkerConfig
 from .ledger import Batch, Ledger
 from .loop import run_worker
 from .meter import Meter
+from .sdk_figures import SdkFigures
 from .source import BatchSource
 from .start_gate import StartGate
 
@@ -52,6 +53,9 @@ class Worker:
         #: Where the channels of a ``--channels N`` worker agree on one start (None: one
         #: channel, it starts when it is open).
         self.start_gate: StartGate | None = None
+        #: The SDK's own figures for the window lines (set by ``main`` when on; the
+        #: channels of a ``--channels N`` worker leave it to their line merger).
+        self.sdk_figures: SdkFigures | None = None
 
     @property
     def stuck_connect(self) -> bool:
@@ -186,9 +190,10 @@ class Worker:
         }
 
     def _emit_window(self) -> None:
-        self._emit(
-            self.meter.close_window(len(self.ledger), self.ledger.in_flight_bytes, **self._ids())
-        )
+        line = self.meter.close_window(len(self.ledger), self.ledger.in_flight_bytes, **self._ids())
+        if self.sdk_figures is not None:
+            self.sdk_figures.add_to(line)
+        self._emit(line)
 
     # --- the run --------------------------------------------------------------------
 
@@ -218,6 +223,8 @@ class Worker:
             append_own_cpu_s=round(self.append_cpu_s - sdk, 3),
         )
         summary.update(shortfall(self.cfg, summary))
+        if self.sdk_figures is not None:
+            summary.update(self.sdk_figures.summary_fields())
         return summary
 
 
