@@ -174,7 +174,7 @@ def _every_query(run_id: str) -> dict[str, Any]:
         "landed by id prefix": m.landed_count(
             d, run_id, q.TABLE, last, workers=m.WorkerFilter((0, 1), unique_id="TXID")
         ),
-        "totals": m.totals(d, run_id, cols, 10),
+        "totals": m.totals(d, run_id, cols),
         "workers": m.workers(d, run_id, cols, 10),
         "fleet": m.fleet_series(d, run_id, cols, 1),
         "run span": m.run_span(d, run_id, cols),

@@ -41,7 +41,7 @@ def _sales_queries(d: Dialect, run_id: str, last: str = LAST) -> dict[str, State
 
 def _metrics_queries(d: Dialect, run_id: str) -> dict[str, Statement]:
     return {
-        "totals": m.totals(d, run_id, METRICS, 10),
+        "totals": m.totals(d, run_id, METRICS),
         "workers": m.workers(d, run_id, METRICS, 10),
         "fleet": m.fleet_series(d, run_id, METRICS, 1),
         "windows": m.fleet_series(d, run_id, METRICS, 1, fleet_rows=False),

@@ -67,7 +67,8 @@ def test_workers_totals_and_failed_worker(
     ]
     workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
     states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
-    assert states == {0: "running", 1: "running", 2: "failed"}
+    # no emulator serves the data dir: nothing more can come, and 0 and 1 sent no summary
+    assert states == {0: "no summary", 1: "no summary", 2: "failed"}
     assert list(workers["MB/s"]) == sorted(workers["MB/s"])  # slowest first
     # each worker's rate over its run so far: acknowledged bytes over its sending window
     # (first send to its latest window's end), not its latest window's MB_PER_SEC
@@ -104,7 +105,8 @@ def test_finished_run_shows_done(monkeypatch: pytest.MonkeyPatch, landed_copy: L
     at = render(monkeypatch, landed_copy.data_dir)
     workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
     states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
-    assert states == {0: "done", 1: "done", 2: "failed"}
+    # over (no emulator serves the dir), but no worker sent a summary: none is "done"
+    assert states == {0: "no summary", 1: "no summary", 2: "failed"}
     # a table written by hand, no monitor: no per-stage table, no "Per stage" section
     assert not any("Stage" in d.value.columns for d in at.dataframe)
     assert "Per stage" not in [h.value for h in at.subheader]
@@ -194,8 +196,11 @@ def test_a_worker_gone_quiet_without_errors_is_missing(
     assert not at.error
     workers = next(d.value for d in at.dataframe if "STATE" in d.value.columns)
     states = dict(zip(workers["WORKER_ID"], workers["STATE"], strict=True))
-    assert states == {0: "running", 1: "running", 2: "missing"}
-    assert [w.value for w in at.warning] == ["No window for 10 s from worker(s) 2."]
+    assert states == {0: "no summary", 1: "no summary", 2: "missing"}
+    assert [w.value for w in at.warning] == [
+        "No window for 10 s from worker(s) 2.",
+        "Worker(s) 0, 1 ended without a summary: how they ended is unknown.",
+    ]
 
 
 def test_a_figure_zero_in_every_window_is_said_not_drawn(

@@ -106,12 +106,13 @@ def share_bars(
 
 
 def lines(df: pd.DataFrame, series: Sequence[str], x_title: str, y_title: str) -> alt.Chart:
-    """One line per column of ``series`` over the column ``T`` (UTC)."""
+    """One line per column of ``series`` over the column ``T`` (UTC); a missing value
+    (None/NaN: a window without that figure) breaks its line, never reads as 0."""
     long = df[["T", *series]].melt("T", var_name="series", value_name="value")
     long["time (UTC)"] = utc_text(long["T"])
     return (
         alt.Chart(long)
-        .mark_line(point=len(df) < 3)
+        .mark_line(point=len(df) < 3, invalid="break-paths-show-domains")
         .encode(
             x=time_axis(x_title),
             y=alt.Y("value", type="quantitative", title=y_title),

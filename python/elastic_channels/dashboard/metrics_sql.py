@@ -28,11 +28,13 @@ from .worker_sql import totals, unacked_at_end, workers
 
 __all__ = [
     "CONCEPTS",
+    "LandedPart",
     "MetricsColumns",
     "WorkerFilter",
     "fleet_series",
     "landed",
     "landed_count",
+    "landed_parts",
     "run_span",
     "runs",
     "target_bps",
@@ -158,6 +160,38 @@ def landed_count(
         where += f" AND {d.commit_time} <= {d.timestamp(b, horizon_iso)}"
     if workers is not None and workers.ids:
         where += f" AND {workers.where(b, run_id)}"
+    return Statement(f"SELECT count(*) AS LANDED FROM {table} WHERE {where}", b.params)
+
+
+@dataclass(frozen=True)
+class LandedPart:
+    """Some of a run's landed rows: those of ``workers`` (None: of any worker) committed
+    by ``upto_iso`` (None: whenever)."""
+
+    workers: WorkerFilter | None = None
+    upto_iso: str | None = None
+
+
+def landed_parts(
+    d: Dialect,
+    run_id: str,
+    table: str,
+    parts: list[LandedPart],
+    run_column: str = "RUN_ID",
+) -> Statement:
+    """Rows of the run in the landing table ``table`` that are in any of ``parts`` (each
+    row counted once; no part: none)."""
+    b = Binder()
+    where = f"{run_column} = {b(run_id)}"
+    terms = []
+    for p in parts:
+        conds = []
+        if p.workers is not None:
+            conds.append(p.workers.where(b, run_id) if p.workers.ids else "FALSE")
+        if p.upto_iso is not None:
+            conds.append(f"{d.commit_time} <= {d.timestamp(b, p.upto_iso)}")
+        terms.append(f"({' AND '.join(conds) or 'TRUE'})")
+    where += f" AND ({' OR '.join(terms) or 'FALSE'})"
     return Statement(f"SELECT count(*) AS LANDED FROM {table} WHERE {where}", b.params)
 
 

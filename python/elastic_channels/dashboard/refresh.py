@@ -27,10 +27,13 @@ _SEEN = "run_over_seen_{}"
 
 @dataclass(frozen=True)
 class RunState:
-    """Whether the run a page shows is over, and how the page knows (``why``)."""
+    """Whether the run a page shows is over, and how the page knows (``why``); or,
+    while it goes on, how many seconds its metrics are behind (``behind_s``, None: they
+    are current) and why it is not over all the same (``why``)."""
 
     over: bool
     why: str = ""
+    behind_s: float | None = None
 
 
 def auto_refresh(settings: Settings, src: DataSource) -> float | None:
@@ -72,9 +75,12 @@ def note(every: float | None, state: RunState | None) -> str:
             f"{head}. The run is over ({state.why}): refreshing has stopped. "
             "Reload the page to look for a newer run."
         )
+    behind = ""
+    if state is not None and state.behind_s is not None:
+        behind = f" The metrics are {state.behind_s:.0f} s behind ({state.why})."
     if every is None:
-        return f"{head}; auto-refresh is off (the sidebar turns it on)."
-    return f"{head}; refreshing every {every:g} s."
+        return f"{head}; auto-refresh is off (the sidebar turns it on).{behind}"
+    return f"{head}; refreshing every {every:g} s.{behind}"
 
 
 def watch(page: str, src: DataSource, every: float | None) -> None:

@@ -11,7 +11,7 @@ from . import metrics_sql as m
 from .common import load, pick_run, show_page
 from .refresh import RunState
 from .run_landed import METRIC_COLUMNS, show_landed
-from .run_progress import from_workers
+from .run_progress import from_workers, stale_after
 from .source import DataSource, NoData
 from .stages_view import show_stages
 
@@ -22,7 +22,6 @@ NO_METRICS = "No metrics yet for this run"
 TARGET = m.TARGET_LABEL
 WARMUP = m.WARMUP_LABEL
 WARMUP_SAID = "warmup (outside the run's figures)"
-STALE_MIN_S = 10.0
 _COUNTS = (("RESENDS", "Resends"), ("SDK_RETRIES", "SDK retries"), ("ERRORS", "Errors"))
 #: Charts: (title, y axis, series labels as written by metrics_sql.SERIES)
 CHARTS = (
@@ -56,9 +55,9 @@ def _columns(src: DataSource) -> m.MetricsColumns | None:
     return resolved
 
 
-def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns, stale_s: float) -> pd.Series:
-    times = ("FIRST_WINDOW", "LAST_WINDOW", "HORIZON")
-    t = load(src, m.totals(src.dialect, run_id, cols, stale_s), times=times).iloc[0]
+def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
+    times = ("FIRST_WINDOW", "LAST_WINDOW")
+    t = load(src, m.totals(src.dialect, run_id, cols), times=times).iloc[0]
     shown = st.columns(METRIC_COLUMNS)  # 4 a row: "8,209,768" fits at 1400 px, not at 6
     shown[0].metric("Workers", f"{int(t['WORKERS'])}")
     if "ROWS" in t:
@@ -142,8 +141,11 @@ def _series(src: DataSource, run_id: str, cols: m.MetricsColumns, window: float 
             continue
         with grid[drawn % 2]:
             st.subheader(title)
-            values = df[present].apply(pd.to_numeric, errors="coerce").fillna(0)
-            if (values == 0).all().all():  # a flat line at 0 reads worse than the words
+            # a window without a figure (no ingest-to-visible read, say) is a gap, not 0
+            values = df[present].apply(pd.to_numeric, errors="coerce")
+            if values.isna().all().all():
+                st.caption(f"No figure in any window ({', '.join(present)}).")
+            elif (values.fillna(0) == 0).all().all():  # a flat line at 0 reads worse
                 st.caption(f"0 in every window ({', '.join(present)}).")
             else:
                 plot = df[["T"]].assign(**{c: values[c] for c in present})
@@ -171,15 +173,24 @@ def _why(w: pd.Series) -> str:
 _HIDDEN = ("LAST_WINDOW_ERRORS", "ERROR")
 
 
-def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns, stale_s: float) -> pd.DataFrame:
+#: A worker's state once the run is over without its summary (see ``run_progress``).
+NO_SUMMARY = "no summary"
+
+
+def _workers(df: pd.DataFrame, stale_s: float, over: bool) -> None:
     st.subheader("Workers (slowest first)")
-    df = load(src, m.workers(src.dialect, run_id, cols, stale_s), times=("LAST_WINDOW_END",))
+    if over:  # nothing more can come of it: not running, and not known to be done
+        df = df.assign(STATE=df["STATE"].replace("running", NO_SUMMARY))
     for _, w in df[df["STATE"] == "failed"].iterrows():
         st.error(f"Worker {int(w['WORKER_ID'])} failed: {_why(w)}")
     missing = df[df["STATE"] == "missing"]
     if not missing.empty:
         ids = ", ".join(str(int(i)) for i in missing["WORKER_ID"])
         st.warning(f"No window for {stale_s:.0f} s from worker(s) {ids}.")
+    ended = df[df["STATE"] == NO_SUMMARY]
+    if not ended.empty:
+        ids = ", ".join(str(int(i)) for i in ended["WORKER_ID"])
+        st.warning(f"Worker(s) {ids} ended without a summary: how they ended is unknown.")
     shown = df.drop(columns=[c for c in _HIDDEN if c in df.columns])
     shown["LAST_WINDOW_END"] = charts.utc_text(shown["LAST_WINDOW_END"])
     st.dataframe(
@@ -195,7 +206,6 @@ def _workers(src: DataSource, run_id: str, cols: m.MetricsColumns, stale_s: floa
         "MB/s and rows/s: the worker's whole run so far. Latency, CPU, RSS and in-flight "
         "bytes: its latest window. Resends, SDK retries and errors: its whole run."
     )
-    return df
 
 
 def _body(src: DataSource) -> RunState | None:
@@ -211,15 +221,18 @@ def _body(src: DataSource) -> RunState | None:
     got = load(src, m.window_seconds(d, run_id, cols))["WINDOW_S"].iloc[0]
     window = float(got) if pd.notna(got) else None
     # three windows without a line: the worker stopped (or its lines are not getting through)
-    stale_s = max(STALE_MIN_S, 3 * window) if window else STALE_MIN_S
-    totals = _totals(src, run_id, cols, stale_s)
+    stale_s = stale_after(window)
+    # the workers before the totals: the totals then hold at least what the workers say,
+    # and Landed (counted by the workers' last windows) never exceeds Rows appended
+    workers = load(src, m.workers(d, run_id, cols, stale_s), times=("LAST_WINDOW_END",))
+    totals = _totals(src, run_id, cols)
     landed = st.container()  # beside the totals, filled last (it scans the sales table)
     _series(src, run_id, cols, window)
     show_stages(src, run_id)
-    workers = _workers(src, run_id, cols, stale_s)
-    state = from_workers(src, workers["STATE"])
+    state = from_workers(src, workers, window)
+    _workers(workers, stale_s, state.over)
     with landed:
-        show_landed(src, run_id, cols, totals, workers, state.over)
+        show_landed(src, run_id, cols, totals, workers, stale_s, state.over)
     return state
 
 

@@ -14,23 +14,26 @@ from .common import load
 from .source import DataSource
 from .statement import Binder, Statement
 
-__all__ = ["STAGES_TABLE", "show_stages", "stage_rows"]
+__all__ = ["COLUMNS", "STAGES_TABLE", "show_stages", "stage_rows"]
 
 STAGES_TABLE = stages_table(METRICS_TABLE_NAME)
-#: The columns shown, and their headings.
+#: The columns shown, their headings, and how their numbers are written: as the Run
+#: page's other tables write them (MB/s to 2 places, rows/s and ms whole, counts whole).
 SHOWN = {
-    "STAGE": "Stage",
-    "SECONDS": "Seconds",
-    "TARGET_MB_PER_SEC": "Target MB/s",
-    "MB_PER_SEC": "MB/s",
-    "ACKED_MB_PER_SEC": "Acked MB/s",
-    "ROWS_PER_SEC": "Rows/s",
-    "ACK_LATENCY_P50_MS": "Ack p50 ms",
-    "ACK_LATENCY_P99_MS": "Ack p99 ms",
-    "BEHIND_SCHEDULE_P99_MS": "Behind p99 ms",
-    "ERRORS": "Errors",
-    "RESENT_BATCHES": "Resends",
+    "STAGE": ("Stage", "%d"),
+    "SECONDS": ("Seconds", "%.1f"),
+    "TARGET_MB_PER_SEC": ("Target MB/s", "%.2f"),
+    "MB_PER_SEC": ("MB/s", "%.2f"),
+    "ACKED_MB_PER_SEC": ("Acked MB/s", "%.2f"),
+    "ROWS_PER_SEC": ("Rows/s", "%.0f"),
+    "ACK_LATENCY_P50_MS": ("Ack p50 ms", "%.0f"),
+    "ACK_LATENCY_P99_MS": ("Ack p99 ms", "%.0f"),
+    "BEHIND_SCHEDULE_P99_MS": ("Behind p99 ms", "%.0f"),
+    "ERRORS": ("Errors", "%d"),
+    "RESENT_BATCHES": ("Resends", "%d"),
 }
+#: The table's column settings, by heading.
+COLUMNS = {title: st.column_config.NumberColumn(title, format=fmt) for title, fmt in SHOWN.values()}
 
 
 def stage_rows(run_id: str) -> Statement:
@@ -53,4 +56,5 @@ def show_stages(src: DataSource, run_id: str) -> None:
         "warmup left out, by the result file's definitions (MB/s appended, acked MB/s "
         "acknowledged, over the stage's seconds; latencies off merged histograms)."
     )
-    st.dataframe(df.rename(columns=SHOWN), hide_index=True, width="stretch")
+    shown = df.rename(columns={c: title for c, (title, _) in SHOWN.items()})
+    st.dataframe(shown, hide_index=True, width="stretch", key="stages", column_config=COLUMNS)

@@ -137,8 +137,8 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> State
     (``failed`` when it carries an error, else ``done``) if the table has them; else
     from the windows: a worker whose last window ended ``stale_s`` before the fleet's
     last one stopped early (``failed`` if that window counted errors, else
-    ``missing``); once the fleet's last window is ``stale_s`` old the run is over
-    (``done``); otherwise ``running``.
+    ``missing``); otherwise ``running``, however old the fleet's last window: metrics
+    that are late say nothing of how a worker ended (see ``run_progress``).
     """
     b = Binder()
     wcol, end = m.col("worker"), m.col("end")
@@ -150,7 +150,6 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> State
     )
     last_errors = f"coalesce(L.{m.col('errors')}, 0)" if m.has("errors") else "0"
     stale = d.minus_seconds("H.FLEET_END", int(stale_s))
-    over = f"H.FLEET_END < {d.minus_seconds(d.now(), int(stale_s))}"
     figures = [f'L.{m.col(c)} AS "{label}"' for c, label in LAST_WINDOW_FIGURES if m.has(c)]
     summed = {key for concept, key in TOTALS if m.has(concept)}
     counts = [
@@ -164,7 +163,7 @@ def workers(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float) -> State
         "WHEN P.ERROR IS NOT NULL THEN 'failed' WHEN P.HAS_SUMMARY = 1 THEN 'done' "
         f"WHEN L.{end} IS NULL OR L.{end} < {stale} THEN "
         f"CASE WHEN {last_errors} > 0 THEN 'failed' ELSE 'missing' END "
-        f"WHEN {over} THEN 'done' ELSE 'running' END AS STATE",
+        "ELSE 'running' END AS STATE",
         f'{_rate("P.ACKED_BYTES", "P.SEND_SECONDS", 1e6)} AS "MB/s"',
         f'{_rate("P.ACKED_ROWS", "P.SEND_SECONDS")} AS "rows/s"',
         *figures,
@@ -191,16 +190,11 @@ def unacked_at_end(d: Dialect, m: MetricsColumns) -> str:
     return "CAST(NULL AS BIGINT)"
 
 
-def totals(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float = 10.0) -> Statement:
+def totals(d: Dialect, run_id: str, m: MetricsColumns) -> Statement:
     """The run's totals: per worker its summary row when it wrote one, else the sum of
     its windows; ``FROM_SUMMARIES`` is true once every worker has a summary.
 
-    ``MB_PER_S`` / ``ROWS_PER_S``: the fleet's rate (see the module's doc).
-    ``HORIZON``: the time up to which every worker still sending has reported its
-    windows (the earliest last window end among the workers without a summary whose
-    last window is less than ``stale_s`` older than the fleet's); NULL once none is
-    sending. Rows that landed by then were appended in windows the totals hold, so a
-    landed count up to it never exceeds ``ROWS``."""
+    ``MB_PER_S`` / ``ROWS_PER_S``: the fleet's rate (see the module's doc)."""
     b = Binder()
     per = _per_worker(d, b, run_id, m)
     out = ["count(*) AS WORKERS", "min(HAS_SUMMARY) = 1 AS FROM_SUMMARIES"]
@@ -217,13 +211,8 @@ def totals(d: Dialect, run_id: str, m: MetricsColumns, stale_s: float = 10.0) ->
         f"{_rate('sum(ACKED_BYTES)', span, 1e6)} AS MB_PER_S",
         f"{_rate('sum(ACKED_ROWS)', span)} AS ROWS_PER_S",
         "max(LAST_END) AS LAST_WINDOW",
-        f"min(CASE WHEN HAS_SUMMARY = 0 AND LAST_END >= "
-        f"{d.minus_seconds('H.FLEET_END', int(stale_s))} THEN LAST_END END) AS HORIZON",
     ]
     if m.has("start"):
         out.append("min(FIRST_WINDOW) AS FIRST_WINDOW")
-    sql = (
-        f"WITH {per}, H AS (SELECT max(LAST_END) AS FLEET_END FROM PER) "
-        f"SELECT {', '.join(out)} FROM PER CROSS JOIN H"
-    )
+    sql = f"WITH {per} SELECT {', '.join(out)} FROM PER"
     return Statement(sql, b.params)
