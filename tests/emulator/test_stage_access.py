@@ -41,7 +41,9 @@ def tls(tmp_path_factory):
 
 @pytest.fixture
 def stage(tmp_path, tls):
-    with make_stage(tmp_path / "stage", tls, body_timeout_s=1.0, max_connections=3) as s:
+    with make_stage(
+        tmp_path / "stage", tls, body_timeout_s=1.0, max_connections=3, header_timeout_s=1.0
+    ) as s:
         yield s
 
 
@@ -73,9 +75,9 @@ def _status(sock: ssl.SSLSocket) -> int | None:
     return int(data.split()[1]) if data.startswith(b"HTTP/") else None
 
 
-@pytest.fixture
-def emu(tmp_path):
-    started = make_emulator(tmp_path)
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory):
+    started = make_emulator(tmp_path_factory.mktemp("emu"))
     yield started
     started.stop()
 
@@ -153,11 +155,12 @@ def test_credentials_are_checked_before_the_body_is_read(stage, tls):
 
 
 def test_a_trickled_body_is_cut_off_at_its_deadline(stage, tls):
-    c = granted(stage, tls)
+    grant = stage.grant("TEST_USER")
     sock = _tls_socket(stage, tls)
     closed = False
     try:
-        sock.sendall(_head(c.key("slow.ndjson"), 1000, c.grant.creds) + b"x" * 10)
+        key = grant.location.partition("/")[2] + "slow.ndjson"
+        sock.sendall(_head(key, 1000, grant.creds) + b"x" * 10)
         for _ in range(100):  # one byte every 0.1 s, for at most 10 s (the deadline is 1 s)
             try:
                 sock.sendall(b"x")
@@ -169,7 +172,24 @@ def test_a_trickled_body_is_cut_off_at_its_deadline(stage, tls):
         sock.close()
     assert closed, "a body trickled in was still being read after 10 s"
     with pytest.raises(StageError):
-        stage.read(c.grant.location + "slow.ndjson")
+        stage.read(grant.location + "slow.ndjson")
+
+
+@pytest.mark.parametrize("sent", [b"", b"PUT /emulator-stage/k HTTP/1.1\r\nHost: x\r\nX-A: "])
+def test_headers_not_in_by_their_deadline_are_cut_off(stage, tls, sent):
+    sock = _tls_socket(stage, tls)
+    sock.settimeout(10)
+    try:
+        sock.sendall(sent)
+        try:
+            got = sock.recv(100)  # nothing more is sent: the stage must end it
+        except TimeoutError:
+            pytest.fail("a connection with no complete header was still open after 10 s")
+        except OSError:  # reset, TLS EOF: cut off
+            got = b""
+    finally:
+        sock.close()
+    assert got == b"", got
 
 
 def test_connections_past_the_cap_are_closed_unserved(stage, tls):
@@ -208,19 +228,21 @@ def _chunked(size_text: bytes, data: bytes) -> tuple[bytes, dict[str, str]]:
 
 @pytest.mark.parametrize("size", [b"+fa0", b"f_a0", b" fa0", b"fa0 ", b"0x0fa0", b""])
 def test_malformed_chunk_sizes_are_400(stage, tls, size):
-    c = granted(stage, tls)
+    grant = stage.grant("TEST_USER")
+    key = grant.location.partition("/")[2] + "framed.ndjson"
     data = DATA[:0xFA0]
     body, headers = _chunked(size, data)
-    status, reply = raw_put(stage, tls, c.key("framed.ndjson"), body, headers, creds=c.grant.creds)
+    status, reply = raw_put(stage, tls, key, body, headers, creds=grant.creds)
     assert (status, b"<Code>IncompleteBody</Code>" in reply) == (400, True), reply
     good, headers = _chunked(b"fa0", data)
-    status, _ = raw_put(stage, tls, c.key("framed.ndjson"), good, headers, creds=c.grant.creds)
-    assert status == 200 and stage.read(c.grant.location + "framed.ndjson") == data
+    status, _ = raw_put(stage, tls, key, good, headers, creds=grant.creds)
+    assert status == 200 and stage.read(grant.location + "framed.ndjson") == data
 
 
 @pytest.mark.parametrize("name", ["s" * 300 + "/0.ndjson", "a/" * 600 + "0.ndjson"])
 def test_over_long_keys_are_400(stage, tls, name):
-    c = granted(stage, tls)
-    status, reply = raw_put(stage, tls, c.key(name), b"data", {}, creds=c.grant.creds)
+    grant = stage.grant("TEST_USER")
+    key = grant.location.partition("/")[2] + name
+    status, reply = raw_put(stage, tls, key, b"data", {}, creds=grant.creds)
     assert (status, b"<Code>InvalidArgument</Code>" in reply) == (400, True), reply
     assert stage.stats()["uploads"] == 0

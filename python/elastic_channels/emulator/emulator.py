@@ -176,6 +176,7 @@ class Emulator:
             faults=self.faults, stats=self.stats, lander=self.lander, store=self.store,
             sink=self.drop_sink, body_timeout_s=cfg.limits.body_timeout_s,
             max_connections=cfg.limits.max_connections,
+            header_timeout_s=cfg.limits.header_timeout_s,
         )  # fmt: skip
         # Only now: file mode has read which fragments the spool holds, before any of them
         # could be taken off the queue to land (a retry of one is then known, not new).

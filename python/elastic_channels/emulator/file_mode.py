@@ -76,10 +76,11 @@ def start_file_mode(
     sink: DropSink | None,
     body_timeout_s: float = 30.0,
     max_connections: int = 256,
+    header_timeout_s: float = 10.0,
 ) -> FileMode:
     """The pipe's keys (made once, kept in ``data_dir``), the stage started (on the port it
-    kept in its directory, with the body deadline and connection cap of the emulator's
-    server), and the fragments already taken before this start (spooled, or landed)
+    kept in its directory, with the header and body deadlines and the connection cap of
+    the emulator's server), and the fragments already taken before this start (spooled, or landed)
     known."""
     keys = PipeKeys(data_dir)
 
@@ -96,6 +97,7 @@ def start_file_mode(
         data_dir / STAGE_DIR, cert_chain=chain, key_file=key_file, host=host, fsync=fsync,
         faults=fault_for, bucket=bucket_name(data_dir / STAGE_DIR),
         body_timeout_s=body_timeout_s, max_connections=max_connections,
+        header_timeout_s=header_timeout_s,
     )  # fmt: skip
     stage.start()
     taken = taken_ids(lander.queued_request_ids(), store.landed_request_ids("file:"))

@@ -29,12 +29,13 @@ from typing import Any
 
 from ..landing.crashpoints import crash_point
 from .auth import StageAccess
+from .deadline import cut_off_after
 from .durable import DurableDir
 from .errors import S3Error, StageError, code_for_status
 from .faults import FaultDecision
 from .moto_bucket import MotoBucket
 from .names import StageNames
-from .put_body import cut_off_after, object_bytes, read_body
+from .put_body import object_bytes, read_body
 from .stats import StageStats
 
 __all__ = ["StageApp"]

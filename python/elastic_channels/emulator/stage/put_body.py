@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import base64
 import re
-import socket
-import threading
 import zlib
 from typing import Any
 
+from .deadline import cut_off_after
 from .errors import S3Error
 
 __all__ = [
     "MAX_OBJECT_BYTES",
     "check_crc32",
-    "cut_off_after",
     "decode_aws_chunked",
     "object_bytes",
     "read_body",
@@ -129,28 +127,6 @@ def read_body(environ: dict[str, Any], deadline_s: float) -> bytes:
     if length and want > 0:
         raise S3Error(400, "IncompleteBody", "the body is shorter than its Content-Length")
     return body
-
-
-def cut_off_after(
-    environ: dict[str, Any], seconds: float
-) -> tuple[threading.Timer, threading.Event]:
-    """Shut the request's connection down in ``seconds`` unless the timer returned is
-    cancelled first (the event tells whether it fired): a read blocked on the connection
-    then ends at once."""
-    expired = threading.Event()
-    watchdog = threading.Timer(seconds, _cut_off, (environ.get("werkzeug.socket"), expired))
-    watchdog.daemon = True
-    watchdog.start()
-    return watchdog, expired
-
-
-def _cut_off(sock: socket.socket | None, expired: threading.Event) -> None:
-    expired.set()
-    if sock is not None:
-        try:  # the plain socket's shutdown, not SSLSocket's (that one unwraps TLS state)
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def object_bytes(raw: bytes, environ: dict[str, Any]) -> bytes:

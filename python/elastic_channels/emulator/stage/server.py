@@ -12,6 +12,8 @@ The server is werkzeug's threaded WSGI server around ``StageApp``, with three ch
   finishes a handshake would stall every other connection);
 - at most ``max_connections`` connections are served at once (a thread each); one past that
   is closed as soon as it is accepted, before its handshake (the AWS SDKs retry it);
+- a request's line and headers must arrive within ``header_timeout_s`` of the handshake
+  (werkzeug serves one request per connection), else the connection is shut down;
 - the listening socket is bound here, not by werkzeug (which calls ``sys.exit`` when the
   port is taken), so a taken port is an ``OSError`` the caller can explain.
 """
@@ -25,6 +27,8 @@ import threading
 from typing import Any
 
 from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
+
+from .deadline import cut_off_after
 
 __all__ = ["HANDSHAKE_TIMEOUT_S", "IDLE_TIMEOUT_S", "PortTaken", "StageServer", "listen"]
 
@@ -79,6 +83,7 @@ class _QuietHandler(WSGIRequestHandler):
         super().run_wsgi()
 
     def make_environ(self) -> Any:
+        self.server.headers_done(self.connection)  # type: ignore[attr-defined]
         environ = super().make_environ()
         if self._expect is not None:
             environ["HTTP_EXPECT"] = self._expect
@@ -90,7 +95,12 @@ class _TlsPerConnectionServer(ThreadedWSGIServer):
     at most ``max_connections`` at a time."""
 
     def __init__(
-        self, sock: socket.socket, app: Any, context: ssl.SSLContext, max_connections: int
+        self,
+        sock: socket.socket,
+        app: Any,
+        context: ssl.SSLContext,
+        max_connections: int,
+        header_timeout_s: float,
     ) -> None:
         host, port = sock.getsockname()[:2]
         super().__init__(host, port, app, handler=_QuietHandler, fd=sock.fileno())
@@ -98,6 +108,16 @@ class _TlsPerConnectionServer(ThreadedWSGIServer):
         self.ssl_context = context  # so werkzeug reports wsgi.url_scheme "https"
         self._slots = threading.BoundedSemaphore(max_connections)
         self.connections_refused = 0
+        self._header_timeout_s = header_timeout_s
+        self._header_timers: dict[Any, threading.Timer] = {}
+        self._timers_lock = threading.Lock()
+
+    def headers_done(self, conn: Any) -> None:
+        """The request's headers are in: its header deadline no longer applies."""
+        with self._timers_lock:
+            timer = self._header_timers.pop(conn, None)
+        if timer is not None:
+            timer.cancel()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
@@ -122,10 +142,14 @@ class _TlsPerConnectionServer(ThreadedWSGIServer):
             tls = self._context.wrap_socket(request, server_side=True)
         except (OSError, ssl.SSLError):
             return  # a failed or abandoned handshake is the client's loss only
+        timer, _ = cut_off_after({"werkzeug.socket": tls}, self._header_timeout_s)
+        with self._timers_lock:
+            self._header_timers[tls] = timer
         try:
             tls.settimeout(IDLE_TIMEOUT_S)
             super().finish_request(tls, client_address)
         finally:
+            self.headers_done(tls)
             try:
                 tls.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -137,11 +161,18 @@ class StageServer:
     """A WSGI app served over HTTPS from a daemon thread; start, stop, url."""
 
     def __init__(
-        self, app: Any, sock: socket.socket, context: ssl.SSLContext, max_connections: int
+        self,
+        app: Any,
+        sock: socket.socket,
+        context: ssl.SSLContext,
+        max_connections: int,
+        header_timeout_s: float = 10.0,
     ) -> None:
         """``sock``: a listening socket (``listen``); the server takes a copy of it, and
         the caller may close its own."""
-        self._server = _TlsPerConnectionServer(sock, app, context, max_connections)
+        self._server = _TlsPerConnectionServer(
+            sock, app, context, max_connections, header_timeout_s
+        )
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.1,), name="emulator-stage", daemon=True
         )

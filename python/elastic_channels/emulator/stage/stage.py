@@ -72,9 +72,11 @@ class Stage:
         faults: Callable[[str], FaultDecision | None] | None = None,
         body_timeout_s: float = 30.0,
         max_connections: int = 256,
+        header_timeout_s: float = 10.0,
     ) -> None:
         """``port``: 0 = the one kept in ``directory`` (a free one at the first start);
-        ``body_timeout_s``: how long an upload's body may take to arrive;
+        ``header_timeout_s``: how long a request's line and headers may take to arrive
+        after the TLS handshake; ``body_timeout_s``: how long an upload's body may take;
         ``max_connections``: connections served at once."""
         self._names = StageNames(bucket, prefix)
         self._directory = Path(directory)
@@ -88,6 +90,7 @@ class Stage:
         self._faults = faults
         self._body_timeout_s = body_timeout_s
         self._max_connections = max_connections
+        self._header_timeout_s = header_timeout_s
         self._server: StageServer | None = None
         self._moto: MotoBucket | None = None
         self._lock = threading.Lock()
@@ -116,7 +119,9 @@ class Stage:
                     moto, self._names, self._durable, self.access, self._stats, self._faults,
                     body_timeout_s=self._body_timeout_s,
                 )  # fmt: skip
-                server = StageServer(app, sock, self._tls, self._max_connections)
+                server = StageServer(
+                    app, sock, self._tls, self._max_connections, self._header_timeout_s
+                )
             except BaseException:
                 moto.destroy()
                 raise
