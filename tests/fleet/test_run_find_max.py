@@ -70,4 +70,8 @@ def test_find_max_reports_the_channel_limit_within_a_step(tmp_path: Path) -> Non
     plan = _run(tmp_path, "plan", "--target-gbps", "1", "--figures", result["result_file"],
                 "--json")  # fmt: skip
     assert plan.returncode == 0, plan.stderr
-    assert "find-max" in plan.stdout
+    sized = json.loads(plan.stdout)
+    # what it held is the emulator's limit, not the client's rate: a bound, no fleet of it
+    (mine,) = [s for s in sized["sizings"] if s["label"].startswith("find-max")]
+    assert "channel limit of 4 MB/s" in mine["bound"] and "pods" not in mine
+    assert not sized["label"].startswith("find-max")
