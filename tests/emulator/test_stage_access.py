@@ -214,6 +214,30 @@ def test_connections_past_the_cap_are_closed_unserved(stage, tls):
     assert stage.stats()["connections_refused"] >= 1
 
 
+def test_bodies_held_at_once_are_bounded_and_one_over_is_503(tmp_path, tls):
+    with make_stage(tmp_path / "stage", tls, body_budget_bytes=100_000) as stage:
+        grant = stage.grant("TEST_USER")
+        key = grant.location.partition("/")[2]
+        holder = _tls_socket(stage, tls)
+        try:  # 80 kB announced, 10 bytes sent: its reservation is held while it is read
+            holder.sendall(_head(key + "held.ndjson", 80_000, grant.creds) + b"x" * 10)
+            for _ in range(50):  # until the stage has taken the holder's headers
+                status, reply = raw_put(stage, tls, key + "next.ndjson", DATA, {}, grant.creds)
+                if status == 503:
+                    break
+                time.sleep(0.05)
+            assert (status, b"<Code>SlowDown</Code>" in reply) == (503, True), (status, reply)
+        finally:
+            holder.close()
+        for _ in range(100):  # the holder's connection ends: its bytes are free again
+            status, reply = raw_put(stage, tls, key + "next.ndjson", DATA, {}, grant.creds)
+            if status != 503:
+                break
+            time.sleep(0.05)
+        assert status == 200, reply
+        assert stage.read(grant.location + "next.ndjson") == DATA
+
+
 def _chunked(size_text: bytes, data: bytes) -> tuple[bytes, dict[str, str]]:
     crc = base64.b64encode(zlib.crc32(data).to_bytes(4, "big"))
     body = b"%s\r\n%s\r\n0\r\nx-amz-checksum-crc32:%s\r\n\r\n" % (size_text, data, crc)

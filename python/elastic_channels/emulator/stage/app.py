@@ -8,7 +8,9 @@ what happens to an object once moto has accepted it:
    PUT/GET/HEAD/DELETE and HEAD of the stage's bucket only, else 501 ``NotImplemented``),
    keys that map to plain files (else 400), then the credentials and that the key lies in
    their own location (``StageAccess``, else 403);
-2. PUT: the body is read whole within the body deadline, its aws-chunked framing and
+2. PUT: a bound on the body's size is reserved from the memory budget for bodies
+   (``budget.py``, else 503 ``SlowDown``), the body is read whole within the body
+   deadline, its aws-chunked framing and
    CRC32 checked, the fault hook asked, then moto stores it; the object is taken back out
    of moto, written and fsynced to disk, and only then is moto's 200 (with its ETag) sent;
 3. GET/HEAD: the durable copy is put into moto for the span of the request; DELETE removes
@@ -29,13 +31,14 @@ from typing import Any
 
 from ..landing.crashpoints import crash_point
 from .auth import StageAccess
+from .budget import BODY_BUDGET_BYTES, BodyBudget, body_bound
 from .deadline import cut_off_after
 from .durable import DurableDir
 from .errors import S3Error, StageError, code_for_status
 from .faults import FaultDecision
 from .moto_bucket import MotoBucket
 from .names import StageNames
-from .put_body import object_bytes, read_body
+from .put_body import MAX_OBJECT_BYTES, object_bytes, read_body
 from .stats import StageStats
 
 __all__ = ["StageApp"]
@@ -66,12 +69,14 @@ class StageApp:
         faults: Callable[[str], FaultDecision | None] | None = None,
         *,
         body_timeout_s: float,
+        body_budget_bytes: int = BODY_BUDGET_BYTES,
     ) -> None:
         self._moto = moto
         self._names = names
         self._durable = durable
         self._access = access
         self._body_timeout_s = body_timeout_s
+        self._budget = BodyBudget(body_budget_bytes)
         self._stats = stats
         self._faults = faults
         self._lock = threading.Lock()
@@ -84,9 +89,12 @@ class StageApp:
             self._access.check_request(environ, key)
             environ["HTTP_X_MOTO_ACCOUNT_ID"] = self._moto.account_id
             if method == "PUT":
-                _continue(environ)
-                body = read_body(environ, self._body_timeout_s)
-                status, headers, content = self._put(key, body, environ)
+                bound = body_bound(environ, MAX_OBJECT_BYTES)
+                with self._budget.reserve(bound):
+                    _continue(environ)
+                    body = read_body(environ, self._body_timeout_s, bound)
+                    status, headers, content = self._put(key, body, environ)
+                    del body
             elif method == "DELETE":
                 self._durable.remove(key)
                 status, headers, content = self._through_moto(key, environ)

@@ -92,18 +92,19 @@ def check_crc32(data: bytes, declared: str | None) -> None:
         )
 
 
-def read_body(environ: dict[str, Any], deadline_s: float) -> bytes:
-    """The whole request body (by Content-Length, or a chunked transfer), at most the cap,
-    in at most ``deadline_s`` seconds: past it the connection is shut down (a body trickled
-    in to hold a thread is cut off) and the request refused."""
+def read_body(environ: dict[str, Any], deadline_s: float, most: int = MAX_OBJECT_BYTES) -> bytes:
+    """The whole request body (by Content-Length, or a chunked transfer), at most ``most``
+    bytes (and the cap), in at most ``deadline_s`` seconds: past it the connection is shut
+    down (a body trickled in to hold a thread is cut off) and the request refused."""
     stream = environ["wsgi.input"]
     length = environ.get("CONTENT_LENGTH")
+    most = min(most, MAX_OBJECT_BYTES)
     if length:
         if not length.isdigit() or len(length) > 20:
             raise S3Error(400, "InvalidRequest", f"bad Content-Length {length[:20]!r}")
         want = int(length)
     elif environ.get("wsgi.input_terminated"):  # chunked transfer: read to its end
-        want = MAX_OBJECT_BYTES + 1
+        want = most + 1
     else:
         return b""
     if want > MAX_OBJECT_BYTES and length:
@@ -122,8 +123,8 @@ def read_body(environ: dict[str, Any], deadline_s: float) -> bytes:
     if expired.is_set():
         raise S3Error(400, "RequestTimeout", f"the body was not received within {deadline_s:g} s")
     body = b"".join(parts)
-    if len(body) > MAX_OBJECT_BYTES:
-        raise S3Error(400, "EntityTooLarge", f"the stage takes objects up to {MAX_OBJECT_BYTES}")
+    if len(body) > most:
+        raise S3Error(400, "EntityTooLarge", f"the body is over the {most} bytes its headers give")
     if length and want > 0:
         raise S3Error(400, "IncompleteBody", "the body is shorter than its Content-Length")
     return body

@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .auth import StageAccess, StageGrant, load_secret
+from .budget import BODY_BUDGET_BYTES
 from .durable import DurableDir
 from .errors import StageError
 from .faults import FaultDecision
@@ -73,10 +74,12 @@ class Stage:
         body_timeout_s: float = 30.0,
         max_connections: int = 256,
         header_timeout_s: float = 10.0,
+        body_budget_bytes: int = BODY_BUDGET_BYTES,
     ) -> None:
         """``port``: 0 = the one kept in ``directory`` (a free one at the first start);
         ``header_timeout_s``: how long a request's line and headers may take to arrive
         after the TLS handshake; ``body_timeout_s``: how long an upload's body may take;
+        ``body_budget_bytes``: bytes of upload bodies held at once (``budget.py``);
         ``max_connections``: connections served at once."""
         self._names = StageNames(bucket, prefix)
         self._directory = Path(directory)
@@ -91,6 +94,7 @@ class Stage:
         self._body_timeout_s = body_timeout_s
         self._max_connections = max_connections
         self._header_timeout_s = header_timeout_s
+        self._body_budget_bytes = body_budget_bytes
         self._server: StageServer | None = None
         self._moto: MotoBucket | None = None
         self._lock = threading.Lock()
@@ -118,6 +122,7 @@ class Stage:
                 app = StageApp(
                     moto, self._names, self._durable, self.access, self._stats, self._faults,
                     body_timeout_s=self._body_timeout_s,
+                    body_budget_bytes=self._body_budget_bytes,
                 )  # fmt: skip
                 server = StageServer(
                     app, sock, self._tls, self._max_connections, self._header_timeout_s
