@@ -54,9 +54,6 @@ class Dialect:
             return f"(epoch_us({expr}) / 1e6)"
         return f"(DATE_PART(EPOCH_MICROSECOND, {expr}) / 1e6)"
 
-    def now(self) -> str:
-        return "CURRENT_TIMESTAMP"
-
     def timestamp(self, b: Binder, iso: str) -> str:
         """A TIMESTAMP WITH TIME ZONE from an ISO 8601 string, bound."""
         if self.name == "duckdb":
