@@ -39,6 +39,7 @@ from .faults import FaultDecision
 from .moto_bucket import MotoBucket
 from .names import StageNames
 from .put_body import MAX_OBJECT_BYTES, object_bytes, read_body
+from .server import DRAIN_SMALL
 from .stats import StageStats
 
 __all__ = ["StageApp"]
@@ -106,8 +107,10 @@ class StageApp:
             status, headers, content = error.reply(path, with_body=method != "HEAD")
             if method == "PUT":
                 # werkzeug closes every connection after its reply, but first reads and
-                # discards what is left of the body (up to 10 GB): a refused body gets one
-                # second for that, then the connection is shut down.
+                # discards what is left of the body (up to 10 GB, 10 MB at a time): a
+                # refused body gets one second for that, in small reads, then the
+                # connection is shut down.
+                environ.get(DRAIN_SMALL, lambda: None)()
                 cut_off_after(environ, REFUSED_BODY_GRACE_S)
         start_response(status, headers)
         return [content]

@@ -30,7 +30,14 @@ from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 
 from .deadline import cut_off_after
 
-__all__ = ["HANDSHAKE_TIMEOUT_S", "IDLE_TIMEOUT_S", "PortTaken", "StageServer", "listen"]
+__all__ = [
+    "DRAIN_SMALL",
+    "HANDSHAKE_TIMEOUT_S",
+    "IDLE_TIMEOUT_S",
+    "PortTaken",
+    "StageServer",
+    "listen",
+]
 
 #: Seconds a client gets to finish its TLS handshake, and to send each part of a request.
 HANDSHAKE_TIMEOUT_S = 10.0
@@ -61,12 +68,39 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: Environ key of a function that makes the rest of the connection's reads small.
+DRAIN_SMALL = "stage.drain_small"
+#: The largest read once ``DRAIN_SMALL`` was called.
+_DRAIN_READ_BYTES = 64 << 10
+
+
+class _CappedReader:
+    """The connection's reader, whose reads can be capped: werkzeug discards what is left
+    of a body after the reply in reads of 10 MB, which a refused body need not cost."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.cap: int | None = None
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.cap is not None and (size is None or size < 0 or size > self.cap):
+            size = self.cap
+        return self._raw.read(size)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
 class _QuietHandler(WSGIRequestHandler):
-    """werkzeug's handler without a log line per request (errors are still logged), and
-    no automatic ``100 Continue``."""
+    """werkzeug's handler without a log line per request (errors are still logged), no
+    automatic ``100 Continue``, and small reads once the app asks for them."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _CappedReader(self.rfile)  # type: ignore[assignment]
 
     _expect: str | None = None
 
@@ -87,6 +121,7 @@ class _QuietHandler(WSGIRequestHandler):
         environ = super().make_environ()
         if self._expect is not None:
             environ["HTTP_EXPECT"] = self._expect
+        environ[DRAIN_SMALL] = lambda: setattr(self.rfile, "cap", _DRAIN_READ_BYTES)
         return environ
 
 
