@@ -100,6 +100,10 @@ def start_file_mode(
         header_timeout_s=header_timeout_s,
     )  # fmt: skip
     stage.start()
-    taken = taken_ids(lander.queued_request_ids(), store.landed_request_ids("file:"))
-    files = FileRegistrations(stage, keys, lander, stats, taken=taken, sink=sink)
+    try:  # the stage holds the data dir's port: never leave it running on a failure
+        taken = taken_ids(lander.queued_request_ids(), store.landed_request_ids("file:"))
+        files = FileRegistrations(stage, keys, lander, stats, taken=taken, sink=sink)
+    except BaseException:
+        stage.stop()
+        raise
     return FileMode(stage, keys, files)
