@@ -85,12 +85,27 @@ def _row(
         "CPU_MILLICORES": None if w.get("cpu_pct") is None else round(10 * w["cpu_pct"], 1),
         "RAW": json.dumps(raw, separators=(",", ":")),
         "WORKER_STATE": state,
+        **_sdk_columns(w, summary),
     }
     for column, key in COLUMN_KEYS.items():
         row[column] = w.get(key)
     if not fleet:
         row["WORKERS_REPORTING"] = 1
     return row
+
+
+def _sdk_columns(w: dict[str, Any], summary: bool) -> dict[str, Any]:
+    """SDK (the line's ``sdk`` object, as JSON for the VARIANT) and SDK_THROTTLED (the
+    window's throttle counts added up; a summary's: its throttled windows); NULL when the
+    line has no SDK figures."""
+    sdk = w.get("sdk")
+    if sdk is None:
+        return {"SDK": None, "SDK_THROTTLED": None}
+    if summary:
+        throttled = w.get("sdk_throttled_windows")
+    else:
+        throttled = sum(int(v or 0) for v in (sdk.get("throttle") or {}).values())
+    return {"SDK": json.dumps(sdk, separators=(",", ":")), "SDK_THROTTLED": throttled}
 
 
 def worker_row(line: dict[str, Any], state: str = "running") -> dict[str, Any]:
@@ -156,6 +171,10 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
         if column in row:
             value = row[column]
             out[key] = float(value) if hasattr(value, "as_tuple") else value  # Decimal
+    if row.get("SDK") is not None:  # a VARIANT reads back as its JSON text, or parsed
+        sdk = row["SDK"]
+        out["sdk"] = json.loads(sdk) if isinstance(sdk, (str, bytes)) else sdk
+        out["sdk_throttled_count"] = row.get("SDK_THROTTLED")
     return out
 
 

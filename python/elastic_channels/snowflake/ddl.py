@@ -71,7 +71,12 @@ TABLE_FORMATS = ("native", "iceberg")
 #: fleet row's is the workers' added up; a summary row's the mean over the worker's
 #: sending window), STAGE the stage the window ends in (-1: warmup), WARMUP whether the
 #: window is warmup (outside the run's figures), SCENARIO_NAME and SCENARIO_HASH the
-#: scenario the run followed (NULL for a run of flags alone).
+#: scenario the run followed (NULL for a run of flags alone). The SDK's own figures
+#: (issue #32): SDK the line's ``sdk`` object (docs/WORKER.md: files, API calls and
+#: latency, buffer delays, throttle counts; a fleet row's merged: counts summed, means
+#: weighted by count, quantiles the largest worker's, an upper bound; a summary row's the
+#: worker's whole run), SDK_THROTTLED the window's throttle counts added up (a summary
+#: row's: the windows the SDK throttled in); both NULL when the worker did not read them.
 METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("RUN_ID", "VARCHAR"),
     ("WORKER_ID", "NUMBER(10,0)"),
@@ -116,6 +121,8 @@ METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("WARMUP", "BOOLEAN"),
     ("SCENARIO_NAME", "VARCHAR"),
     ("SCENARIO_HASH", "VARCHAR"),
+    ("SDK", "VARIANT"),
+    ("SDK_THROTTLED", "NUMBER(19,0)"),
     ("INSERTED_AT", "TIMESTAMP_TZ DEFAULT CURRENT_TIMESTAMP()"),
     ("UPDATED_AT", "TIMESTAMP_TZ"),
 )
