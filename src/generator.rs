@@ -36,6 +36,10 @@ pub struct Generator {
     split: usize,
     /// Bytes a batch's consts take at most (send times at their longest).
     seg_bytes: usize,
+    /// Billable bytes of a row's consts but its send times (`crate::billable`).
+    const_values: u64,
+    /// The billable bytes of the last batch written (None: the table does not know them).
+    last_billable: Option<u64>,
     offset: usize,
     seq: u64,
 }
@@ -51,6 +55,8 @@ pub struct BatchPlan {
     /// Bytes of the end group's consts that end a row.
     tail_len: usize,
     len: usize,
+    /// Billable bytes of the batch's values (None: the table does not know them).
+    billable: Option<u64>,
 }
 
 impl BatchPlan {
@@ -61,6 +67,12 @@ impl BatchPlan {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Billable bytes of the batch's values (see `crate::billable`); None when its
+    /// table was made without them.
+    pub fn billable(&self) -> Option<u64> {
+        self.billable
     }
 }
 
@@ -108,12 +120,14 @@ impl Generator {
         check_range("worker_id", worker_id.into(), 0, MAX_WORKER_ID.into())?;
         check_range("start_seq", start_seq.into(), 0, MAX_SEQ.into())?;
 
+        let run_id_raw = run_id;
         let run_id_json = json_string(run_id);
         let run_id = &run_id_json[1..run_id_json.len() - 1];
         let mut worker = itoa::Buffer::new();
         let worker = worker.format(worker_id).as_bytes();
         let shape = &table.shape;
         let mut split = 0;
+        let mut const_values = table.const_values;
         let mut groups = Vec::with_capacity(shape.groups.len());
         for (g, group) in shape.groups.iter().enumerate() {
             let mut parts: Vec<Part> = Vec::new();
@@ -124,8 +138,15 @@ impl Generator {
                 }
                 let bytes: &[u8] = match c {
                     Const::Text(t) => t,
-                    Const::RunId => run_id,
-                    Const::WorkerId => worker,
+                    Const::RunId => {
+                        // the run id's own text, not its escapes
+                        const_values += run_id_raw.len() as u64;
+                        run_id
+                    }
+                    Const::WorkerId => {
+                        const_values += worker.len() as u64;
+                        worker
+                    }
                     Const::SendTime(form) => {
                         parts.push(Part::Time(*form));
                         continue;
@@ -151,6 +172,8 @@ impl Generator {
             .sum();
         Ok(Generator {
             seg_bytes,
+            const_values,
+            last_billable: None,
             offset: table.offset(worker_id),
             table,
             groups,
@@ -186,6 +209,8 @@ impl Generator {
         let mut segs = Vec::with_capacity(self.seg_bytes);
         let mut seg_ends = Vec::with_capacity(self.groups.len());
         let mut tail_len = 0;
+        // Billable bytes of a row's consts: the send times' text, without their quotes.
+        let mut row_values = self.const_values;
         for (g, parts) in self.groups.iter().enumerate() {
             let start = segs.len();
             for (i, part) in parts.iter().enumerate() {
@@ -194,7 +219,11 @@ impl Generator {
                 }
                 match part {
                     Part::Bytes(b) => segs.extend_from_slice(b),
-                    Part::Time(form) => write_time(sale_time_us, *form, &mut segs)?,
+                    Part::Time(form) => {
+                        let at = segs.len();
+                        write_time(sale_time_us, *form, &mut segs)?;
+                        row_values += (segs.len() - at).saturating_sub(2) as u64;
+                    }
                 }
             }
             if g == self.table.shape.end_group && self.split == parts.len() {
@@ -207,9 +236,15 @@ impl Generator {
         } else {
             0
         };
+        let entry = self.entry(self.seq);
         let len = u128::from(n) * segs.len() as u128
             + u128::from(seq_digits)
-            + self.table.span_len(self.entry(self.seq), n);
+            + self.table.span_len(entry, n);
+        // Every seq digit is a value's (a unique id's or a number's).
+        let billable = self.table.span_values(entry, n).map(|span| {
+            let total = u128::from(n) * u128::from(row_values) + u128::from(seq_digits) + span;
+            u64::try_from(total).unwrap_or(u64::MAX)
+        });
         let len = usize::try_from(len)
             .ok()
             .filter(|&l| l <= isize::MAX as usize)
@@ -221,6 +256,7 @@ impl Generator {
             seg_ends,
             tail_len,
             len,
+            billable,
         })
     }
 
@@ -247,6 +283,7 @@ impl Generator {
             });
         }
         if plan.n == 0 {
+            self.last_billable = plan.billable;
             return Ok(());
         }
         let rows = Rows {
@@ -266,7 +303,21 @@ impl Generator {
             });
         }
         self.seq = (plan.start_seq + (plan.n - 1)).wrapping_add(1);
+        self.last_billable = plan.billable;
         Ok(())
+    }
+
+    /// The billable bytes of the values of the last batch written (`crate::billable`):
+    /// counted from its plan as it was sized, not by reading its bytes again. None
+    /// before the first batch, or when the table does not know its values.
+    pub fn last_billable(&self) -> Option<u64> {
+        self.last_billable
+    }
+
+    /// The billable bytes of `next_batch(n, sale_time_us)`, checked as it checks,
+    /// without writing the rows or advancing `seq`.
+    pub fn billable_len(&self, n: u64, sale_time_us: i64) -> Result<Option<u64>, GenError> {
+        self.plan(n, sale_time_us).map(|plan| plan.billable())
     }
 
     /// The length of `next_batch(n, sale_time_us)`, checked as it checks, without
@@ -318,6 +369,16 @@ impl ResortGenerator {
     /// See [`Generator::batch_len`].
     pub fn batch_len(&self, n: u64, sale_time_us: i64) -> Result<usize, GenError> {
         self.0.batch_len(n, sale_time_us)
+    }
+
+    /// See [`Generator::billable_len`] (the resort table knows its values).
+    pub fn billable_len(&self, n: u64, sale_time_us: i64) -> Result<Option<u64>, GenError> {
+        self.0.billable_len(n, sale_time_us)
+    }
+
+    /// See [`Generator::last_billable`].
+    pub fn last_billable(&self) -> Option<u64> {
+        self.0.last_billable()
     }
 
     /// See [`Generator::next_batch`].

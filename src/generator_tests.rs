@@ -141,3 +141,28 @@ fn write_refuses_a_buffer_of_the_wrong_size() {
     ));
     assert_eq!(g.seq(), 0);
 }
+
+#[test]
+fn billable_bytes_are_the_values_of_the_rows_written() {
+    // The plan's count (no pass over the rows) against a scan of the rows written,
+    // across escaped and multi-byte run ids, digit boundaries and the table's wrap.
+    let table = TABLE_LENGTH as u64;
+    let cases: &[(&str, u64, u64, u64)] = &[
+        ("r", 0, 0, 1),
+        ("q\"\\\u{0}\u{1f} é 😀 \u{2028}", MAX_WORKER_ID, 999_990, 20),
+        ("run-1", 999, 123, 2 * table + 7),
+    ];
+    for &(run_id, worker, seq, n) in cases {
+        let mut g = ResortGenerator::new(run_id, worker, seq).unwrap();
+        assert_eq!(g.last_billable(), None);
+        let want = g.billable_len(n, T).unwrap().unwrap();
+        let out = g.next_batch(n, T).unwrap();
+        assert_eq!(
+            crate::billable::body_billable_bytes(&out),
+            want,
+            "{run_id:?} {n}"
+        );
+        assert_eq!(g.last_billable(), Some(want));
+        assert!(want < out.len() as u64);
+    }
+}

@@ -6,6 +6,7 @@
 //! `python/elastic_channels/model/` package), a workload's arrives at runtime, resolved
 //! and rendered by `python/elastic_channels/workload/`. This crate only replays them.
 
+pub mod billable;
 pub mod error;
 pub mod generator;
 pub mod landing;
@@ -23,7 +24,7 @@ mod writer;
 pub use error::GenError;
 pub use generator::{BatchPlan, Generator, ResortGenerator};
 pub use sale_time::TimeForm;
-pub use table::{ReplayTable, Token};
+pub use table::{ReplayTable, Token, Values};
 pub use tables::FINGERPRINT;
 
 /// The native module, `elastic_native._elastic_native`.

@@ -205,13 +205,50 @@ impl ResortGenerator {
         Ok(self.inner.batch_len(n, sale_time_us)?)
     }
 
+    /// The billable bytes (the values' bytes, by Snowflake's rule) of
+    /// `self.next_batch(n, sale_time_us)`, with the same checks, computed without
+    /// writing the rows or advancing `seq`.
+    fn billable_len(
+        &self,
+        n: &Bound<'_, PyAny>,
+        sale_time_us: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<u64>> {
+        let (n, sale_time_us) = batch_args(n, sale_time_us)?;
+        Ok(self.inner.billable_len(n, sale_time_us)?)
+    }
+
+    /// The billable bytes of the last batch `next_batch` wrote (None before the first),
+    /// counted as it was sized.
+    #[getter]
+    fn last_billable_bytes(&self) -> Option<u64> {
+        self.inner.last_billable()
+    }
+
     fn __repr__(&self) -> String {
         format!("<elastic_native.ResortGenerator seq={}>", self.inner.seq())
     }
 }
 
+/// The billable bytes of an NDJSON body (Snowflake's rule, `crate::billable`): the
+/// values of every line that is a JSON object, keys and structure left out. The GIL is
+/// released while it reads.
+#[pyfunction]
+fn billable_bytes(py: Python<'_>, body: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let body = body.cast::<PyBytes>().map_err(|_| {
+        let type_name = body
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        PyTypeError::new_err(format!("body must be bytes, got {type_name}"))
+    })?;
+    let body = body.as_bytes();
+    Ok(py.detach(|| crate::billable::body_billable_bytes(body)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ResortGenerator>()?;
+    m.add_function(pyo3::wrap_pyfunction!(billable_bytes, m)?)?;
     crate::python_workload::register(m)?;
     crate::python_landing::register(m)?;
     m.add("TABLES_FINGERPRINT", tables::FINGERPRINT)?;

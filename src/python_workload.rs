@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use crate::generator::Generator;
 use crate::python::{generator_args, int_arg, next_batch, StartSeq};
-use crate::table::{template, ReplayTable, MAX_ENTRIES};
+use crate::table::{template, ReplayTable, Values, MAX_ENTRIES};
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
@@ -44,6 +44,22 @@ fn bytes_of<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<&'a [u8]> {
             type_name(obj)
         ))),
     }
+}
+
+/// `value_bytes[i]`: an int, 0 or more.
+fn value_arg(obj: &Bound<'_, PyAny>, i: usize) -> PyResult<u64> {
+    if !obj.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "value_bytes[{i}] must be an int, got {}",
+            type_name(obj)
+        )));
+    }
+    obj.extract::<u64>().map_err(|_| {
+        PyValueError::new_err(format!(
+            "value_bytes[{i}] must be an int of 0 or more, got {}",
+            obj.str().map(|s| s.to_string()).unwrap_or_default()
+        ))
+    })
 }
 
 /// `template`'s `(kind, payload)` pairs.
@@ -90,7 +106,11 @@ pub struct WorkloadTable {
 #[pymethods]
 impl WorkloadTable {
     #[new]
-    #[pyo3(signature = (entries, stride, pieces, ids, template))]
+    #[pyo3(
+        signature = (entries, stride, pieces, ids, template, *, value_bytes = None, const_value_bytes = None),
+        text_signature = "(entries, stride, pieces, ids, template, *, value_bytes=None, const_value_bytes=0)"
+    )]
+    #[allow(clippy::too_many_arguments)] // reason: the Python signature, one argument each
     fn new(
         py: Python<'_>,
         entries: &Bound<'_, PyAny>,
@@ -98,6 +118,8 @@ impl WorkloadTable {
         pieces: &Bound<'_, PyAny>,
         ids: &Bound<'_, PyAny>,
         template: &Bound<'_, PyAny>,
+        value_bytes: Option<&Bound<'_, PyAny>>,
+        const_value_bytes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let entries = int_arg(entries, "entries", 1, MAX_ENTRIES as i128)? as usize;
         let stride = int_arg(stride, "stride", 0, i64::MAX.into())? as u64;
@@ -119,7 +141,25 @@ impl WorkloadTable {
             .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         let tokens = template::parse(&template_arg(template)?)?;
-        let table = py.detach(|| ReplayTable::new(entries, stride, &texts, &ids, &tokens))?;
+        let piece_values = match value_bytes {
+            Some(obj) => Some(
+                items(obj, "value_bytes")?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| value_arg(v, i))
+                    .collect::<PyResult<Vec<u64>>>()?,
+            ),
+            None => None,
+        };
+        let consts = match const_value_bytes {
+            Some(obj) => int_arg(obj, "const_value_bytes", 0, i64::MAX.into())? as u64,
+            None => 0,
+        };
+        let values = piece_values
+            .as_deref()
+            .map(|pieces| Values { pieces, consts });
+        let table =
+            py.detach(|| ReplayTable::with_values(entries, stride, &texts, &ids, &tokens, values))?;
         Ok(WorkloadTable {
             inner: Arc::new(table),
         })
@@ -202,6 +242,26 @@ impl WorkloadGenerator {
     fn batch_len(&self, n: &Bound<'_, PyAny>, sale_time_us: &Bound<'_, PyAny>) -> PyResult<usize> {
         let (n, sale_time_us) = crate::python::batch_args(n, sale_time_us)?;
         Ok(self.inner.batch_len(n, sale_time_us)?)
+    }
+
+    /// The billable bytes (the values' bytes, by Snowflake's rule) of
+    /// `self.next_batch(n, sale_time_us)`, with the same checks, computed without
+    /// writing the rows or advancing `seq`; None when the table was made without
+    /// `value_bytes`.
+    fn billable_len(
+        &self,
+        n: &Bound<'_, PyAny>,
+        sale_time_us: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<u64>> {
+        let (n, sale_time_us) = crate::python::batch_args(n, sale_time_us)?;
+        Ok(self.inner.billable_len(n, sale_time_us)?)
+    }
+
+    /// The billable bytes of the last batch `next_batch` wrote (None before the first,
+    /// or when the table was made without `value_bytes`), counted as it was sized.
+    #[getter]
+    fn last_billable_bytes(&self) -> Option<u64> {
+        self.inner.last_billable()
     }
 
     fn __repr__(&self) -> String {

@@ -14,6 +14,12 @@ template), checks it once, and ``WorkloadGenerator(table, run_id, worker_id, *,
 start_seq=0)`` writes its rows with ``ResortGenerator``'s batch API, exactly the bytes
 ``elastic_channels.rows.WorkloadGenerator`` makes; the same engine writes both.
 
+Every generator also counts a batch's *billable bytes* (Snowflake bills the values'
+bytes, not the keys: ``elastic_channels.billable`` states the rule and its source)
+as it sizes it: ``billable_len(n, sale_time_us)`` and ``last_billable_bytes``, the same
+count as the Python generators'. ``billable_bytes(body)`` counts an NDJSON body by the
+same rule (the emulator's count of what landed).
+
 ``RowParser`` is the emulator's landing parse: NDJSON lines into a table's typed columns
 (Arrow buffers), by the casting rules of ``elastic_channels.emulator.rowparse``; the lines
 it leaves go to that SQL path (``elastic_channels.emulator.batch_native``).
@@ -28,6 +34,7 @@ from elastic_native._elastic_native import (
     WorkloadGenerator,
     WorkloadTable,
     __version__,
+    billable_bytes,
 )
 
 __all__ = [
@@ -39,4 +46,5 @@ __all__ = [
     "WorkloadGenerator",
     "WorkloadTable",
     "__version__",
+    "billable_bytes",
 ]

@@ -9,12 +9,17 @@ __all__ = [
     "WorkloadGenerator",
     "WorkloadTable",
     "__version__",
+    "billable_bytes",
 ]
 
 TABLES_FINGERPRINT: str
 TABLE_LENGTH: int
 MAX_BATCH_ROWS: int
 __version__: str
+
+def billable_bytes(body: bytes) -> int:
+    """The billable bytes of an NDJSON body (Snowflake bills the values' bytes, not the
+    keys): the top-level values of every line that is a JSON object."""
 
 @final
 class ResortGenerator:
@@ -32,6 +37,14 @@ class ResortGenerator:
         """``len(self.next_batch(n, sale_time_us))``, with the same checks, computed
         without writing the rows or advancing ``seq``."""
 
+    def billable_len(self, n: int, sale_time_us: int) -> int | None:
+        """The billable bytes (the values' bytes) of ``self.next_batch(n, sale_time_us)``,
+        with the same checks, computed without writing the rows or advancing ``seq``."""
+
+    @property
+    def last_billable_bytes(self) -> int | None:
+        """The billable bytes of the last batch written (None before the first)."""
+
 @final
 class WorkloadTable:
     """A workload's replay table, checked and laid out once; any number of
@@ -44,6 +57,9 @@ class WorkloadTable:
         pieces: list[bytes],
         ids: bytes,
         template: list[tuple[str, bytes]],
+        *,
+        value_bytes: list[int] | None = None,
+        const_value_bytes: int = 0,
     ) -> WorkloadTable: ...
     @property
     def entries(self) -> int:
@@ -70,6 +86,15 @@ class WorkloadGenerator:
     def batch_len(self, n: int, sale_time_us: int) -> int:
         """``len(self.next_batch(n, sale_time_us))``, with the same checks, computed
         without writing the rows or advancing ``seq``."""
+
+    def billable_len(self, n: int, sale_time_us: int) -> int | None:
+        """The billable bytes of ``self.next_batch(n, sale_time_us)``; None when the
+        table was made without ``value_bytes``."""
+
+    @property
+    def last_billable_bytes(self) -> int | None:
+        """The billable bytes of the last batch written (None before the first, or
+        when the table was made without ``value_bytes``)."""
 
 @final
 class RowParser:

@@ -33,20 +33,49 @@ pub struct ReplayTable {
     long: Vec<Long>,
     /// `starts[i]`: the total length of the pieces of entries `0..i`.
     starts: Vec<u64>,
+    /// `value_starts[i]`: the billable bytes of the values in the pieces of entries
+    /// `0..i` (`crate::billable`); empty when the table was made without them.
+    value_starts: Vec<u64>,
+    /// Billable bytes of the values in a row's text tokens (constants, a unique id's
+    /// separators): the same for every row.
+    pub(crate) const_values: u64,
     pub(crate) shape: Shape,
     /// Bytes the slots of one row may write, each piece copied in whole words.
     pub(crate) word_slots: usize,
 }
 
+/// What a table's values bill (see `crate::billable`): each piece's value bytes, and
+/// those of a row's text tokens.
+#[derive(Debug, Clone, Copy)]
+pub struct Values<'a> {
+    pub pieces: &'a [u64],
+    pub consts: u64,
+}
+
 impl ReplayTable {
     /// A table of `entries` entries whose piece numbers `ids` (entry after entry, in
-    /// the template's slot order) index `pieces`, laid out by `template`.
+    /// the template's slot order) index `pieces`, laid out by `template`; it does not
+    /// know its billable bytes (see [`ReplayTable::with_values`]).
     pub fn new<T: AsRef<[u8]>>(
         entries: usize,
         stride: u64,
         pieces: &[T],
         ids: &[u32],
         template: &[Token],
+    ) -> Result<Self, GenError> {
+        Self::with_values(entries, stride, pieces, ids, template, None)
+    }
+
+    /// [`ReplayTable::new`], with what its values bill when `values` is given:
+    /// `values.pieces[k]` the billable bytes of piece `k`, `values.consts` those of a
+    /// row's text tokens.
+    pub fn with_values<T: AsRef<[u8]>>(
+        entries: usize,
+        stride: u64,
+        pieces: &[T],
+        ids: &[u32],
+        template: &[Token],
+        values: Option<Values<'_>>,
     ) -> Result<Self, GenError> {
         if !(1..=MAX_ENTRIES).contains(&entries) {
             return Err(GenError::BadTable(format!(
@@ -77,18 +106,45 @@ impl ReplayTable {
                 pieces.len()
             )));
         }
+        if let Some(v) = values {
+            if v.pieces.len() != pieces.len() {
+                return Err(GenError::BadTable(format!(
+                    "value_bytes: {} numbers for {} pieces",
+                    v.pieces.len(),
+                    pieces.len()
+                )));
+            }
+            if let Some(at) =
+                (0..pieces.len()).find(|&k| v.pieces[k] > pieces[k].as_ref().len() as u64)
+            {
+                return Err(GenError::BadTable(format!(
+                    "value_bytes[{at}]: {} billable bytes in a piece of {}",
+                    v.pieces[at],
+                    pieces[at].as_ref().len()
+                )));
+            }
+        }
         let len_of = |id: u32| pieces[id as usize].as_ref().len();
+        let value_of = |id: u32| values.map_or(0, |v| v.pieces[id as usize]);
         let mut starts = Vec::with_capacity(entries + 1);
-        let mut total = 0u64;
+        let mut value_starts = Vec::with_capacity(if values.is_some() { entries + 1 } else { 0 });
+        let (mut total, mut value_total) = (0u64, 0u64);
         let mut longest = vec![0usize; slots];
         for entry in ids.chunks_exact(slots.max(1)).take(entries) {
             starts.push(total);
+            if values.is_some() {
+                value_starts.push(value_total);
+            }
             for (k, &id) in entry.iter().enumerate() {
                 total += len_of(id) as u64;
+                value_total += value_of(id);
                 longest[k] = longest[k].max(len_of(id));
             }
         }
         starts.resize(entries + 1, total);
+        if values.is_some() {
+            value_starts.resize(entries + 1, value_total);
+        }
         let word_slots = longest.iter().map(|&len| Pieces::words_len(len)).sum();
 
         // Cycle order: the slots after the seq of entry i, then those before it of entry
@@ -138,6 +194,8 @@ impl ReplayTable {
             short,
             long,
             starts,
+            value_starts,
+            const_values: values.map_or(0, |v| v.consts),
             shape,
             word_slots,
         })
@@ -188,16 +246,34 @@ impl ReplayTable {
 
     /// Total length of the pieces of the `n` entries from `start`, wrapping round.
     pub fn span_len(&self, start: usize, n: u64) -> u128 {
-        let len = self.entries as u64;
-        let total = self.starts[self.entries];
-        let end = start + (n % len) as usize;
-        let partial = if end <= self.entries {
-            self.starts[end] - self.starts[start]
-        } else {
-            total - self.starts[start] + self.starts[end - self.entries]
-        };
-        u128::from(n / len) * u128::from(total) + u128::from(partial)
+        span(&self.starts, self.entries, start, n)
     }
+
+    /// Whether the table knows what its values bill.
+    pub fn has_values(&self) -> bool {
+        !self.value_starts.is_empty()
+    }
+
+    /// Billable bytes of the values in the pieces of the `n` entries from `start`,
+    /// wrapping round (None: the table does not know them).
+    pub fn span_values(&self, start: usize, n: u64) -> Option<u128> {
+        self.has_values()
+            .then(|| span(&self.value_starts, self.entries, start, n))
+    }
+}
+
+/// The sum over the `n` entries from `start` (wrapping round `entries`) of what
+/// `prefix` (prefix sums, `entries + 1` of them) sums.
+fn span(prefix: &[u64], entries: usize, start: usize, n: u64) -> u128 {
+    let len = entries as u64;
+    let total = prefix[entries];
+    let end = start + (n % len) as usize;
+    let partial = if end <= entries {
+        prefix[end] - prefix[start]
+    } else {
+        total - prefix[start] + prefix[end - entries]
+    };
+    u128::from(n / len) * u128::from(total) + u128::from(partial)
 }
 
 /// Which of [`Tiny`], [`Short`] and [`Long`] a table holds.

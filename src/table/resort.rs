@@ -8,7 +8,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use super::{ReplayTable, Token};
+use super::{ReplayTable, Token, Values};
+use crate::billable::rendered_value_bytes;
 use crate::sale_time::TimeForm;
 use crate::tables::{
     ENTRIES, ENTRY_KEYS, ROW_END, RUN_ID_KEY, SALE_TIME_KEY, TABLE_LENGTH, TXID_KEY,
@@ -58,22 +59,39 @@ pub fn template() -> Vec<Token> {
     t
 }
 
+/// Billable bytes of a row's text tokens: the TXID's two separators (its quotes and
+/// every key are not values).
+pub const CONST_VALUES: u64 = 2 * TXID_SEPARATOR.len() as u64;
+
 fn build() -> ReplayTable {
     let mut texts: Vec<Vec<u8>> = Vec::new();
+    let mut values: Vec<u64> = Vec::new();
     let mut numbers: HashMap<(usize, u16), u32> = HashMap::new();
     let mut ids = Vec::with_capacity(TABLE_LENGTH * COLUMNS);
     for entry in ENTRIES.iter() {
         for (column, &value) in entry.iter().enumerate() {
             ids.push(*numbers.entry((column, value)).or_insert_with(|| {
                 texts.push(piece_text(column, value));
+                values.push(rendered_value_bytes(VALUES[usize::from(value)].as_bytes()));
                 (texts.len() - 1) as u32
             }));
         }
     }
+    let values = Values {
+        pieces: &values,
+        consts: CONST_VALUES,
+    };
     // The generated tables are valid data (CI checks tables.rs is what codegen makes,
     // and `the_compiled_table_builds` below builds it).
-    ReplayTable::new(TABLE_LENGTH, WORKER_STRIDE, &texts, &ids, &template())
-        .expect("the compiled resort table is a valid replay table")
+    ReplayTable::with_values(
+        TABLE_LENGTH,
+        WORKER_STRIDE,
+        &texts,
+        &ids,
+        &template(),
+        Some(values),
+    )
+    .expect("the compiled resort table is a valid replay table")
 }
 
 /// The shared compiled resort table, built on first use.

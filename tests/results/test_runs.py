@@ -47,13 +47,14 @@ def test_runs_lists_newest_first_with_what_each_was(home: Path, make_result, cap
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == [
         "started", "(UTC)", "run", "id", "outcome", "scenario", "workload", "seconds",
-        "workers", "target", "MB/s", "MB/s", "ack", "p99", "ms",
+        "workers", "target", "MB/s", "MB/s", "ack", "p99", "ms", "billable", "GB", "ingest",
     ]  # fmt: skip
     body = lines[2:]
     assert [line.split()[2] for line in body] == ["run-new", "run-mid", "run-old"]
     cells = body[0].split()
     assert cells[:6] == ["2027-01-15", "08:02:00", "run-new", "interrupted", "step", "01234567"]
-    assert cells[-3:] == ["5.46", "10"] or cells[-2:] == ["5.46", "10"]
+    assert cells[-4:-2] == ["5.46", "10"]
+    assert cells[-2:] == ["-", "-"]  # recorded with no billable bytes counted
     # written before outcomes were recorded: nothing in them tells an interrupted run
     assert body[1].split()[3] == "unknown" and body[2].split()[3] == "unknown"
     assert (new["outcome"]["outcome"], mid["outcome"]["outcome"]) == ("interrupted", "unknown")

@@ -247,3 +247,21 @@ def test_a_window_begun_a_few_ms_late_is_whole_and_one_begun_later_partial() -> 
         line = meter.close_window(0, 0)
         assert (line["window_start"], line["rows"]) == (1_700_000_005.0, 10)
         assert line["partial"] is partial, late
+
+
+def test_billable_bytes_count_as_acked_in_windows_the_run_and_warmup() -> None:
+    meter, c, _ = scheduled()
+    meter.record_sent(10, 1000, stage=-1)
+    c.mono += 1.0  # warmup over
+    meter.record_acked(10, 1000, 0.2, stage=-1, billable=300)
+    meter.record_sent(20, 2000, stage=0)
+    meter.record_acked(20, 2000, 0.1, stage=0, billable=700)
+    meter.record_acked(5, 500, 0.1, stage=0)  # a batch that knows no billable bytes: 0
+    lines = []
+    c.mono += 1.0
+    while meter.window_due():
+        lines.append(meter.close_window(0, 0))
+    assert [w["billable_bytes"] for w in lines] == [0, 1000]  # as acked, not as sent
+    meter.end_mono = c.mono
+    s = meter.summary(0)
+    assert (s["billable_bytes"], s["warmup_billable_bytes"]) == (700, 300)

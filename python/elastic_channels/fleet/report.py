@@ -17,7 +17,7 @@ from . import text_table
 #: Fields of a worker's window line that a fleet window sums exactly.
 SUMMED = (
     "rows", "bytes", "acked_rows", "acked_bytes", "acks", "in_flight_batches",
-    "in_flight_bytes", "resent_batches", "sdk_retries", "errors",
+    "in_flight_bytes", "resent_batches", "sdk_retries", "errors", "billable_bytes",
 )  # fmt: skip
 
 
@@ -188,6 +188,9 @@ def fleet_totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         "rows_acked": sum(s["rows_acked"] for s in ok),
         "bytes_sent": bytes_sent,
         "bytes_acked": sum(s.get("bytes_acked", 0) for s in ok),
+        # the values' bytes of the batches acked (what Snowflake bills: billable.py)
+        "billable_bytes": sum(int(s.get("billable_bytes") or 0) for s in ok),
+        "warmup_billable_bytes": sum(int(s.get("warmup_billable_bytes") or 0) for s in ok),
         # acked bytes over the sending window, as every figure of a run (measures.py)
         **rate,
         # Percentiles of every ack of the run: the workers' histograms merged.

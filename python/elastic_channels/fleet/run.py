@@ -26,9 +26,11 @@ from typing import Any
 from ..landing_table import WorkloadArgError, landing_table
 from ..log import configure_logging
 from ..measures import MB
+from ..results.price import PRICE_SETTINGS
 from ..results.store import safe_name
 from ..scenario import Scenario, run_seconds, scenario_hash, to_yaml, worker_flags
 from ..scenario.run_args import add_arguments, describe, run_scenario
+from ..setting import add_flags
 from ..worker.config import default_run_id
 from ..worker.settings import add_settings, resolve
 from . import local
@@ -86,6 +88,7 @@ EPILOG = (
 def configure_parser(p: argparse.ArgumentParser) -> None:
     add_arguments(p)  # SCENARIO, --print-scenario and the flags of a scenario's keys
     add_settings(p, ACCOUNT_SETTINGS)
+    add_flags(p, PRICE_SETTINGS)  # the run's ingest price (results/price.py)
     local_args = p.add_argument_group("this command")
     add_search_argument(local_args)
     local_args.add_argument(

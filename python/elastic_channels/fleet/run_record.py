@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..results.price import price_line, price_settings
 from ..results.store import safe_name
 from ..scenario import Scenario, resolved, run_seconds, scenario_hash
 from ..scenario.run_args import constant_bps
@@ -80,6 +82,8 @@ def record_run(
         "interrupt": interrupt.as_dict() if interrupt is not None else None,
         "run_process": proc_figures,
         "emulator_settings": _emulator_settings(emu),
+        # what a GB of values costs (credits per GB, the user's price of a credit)
+        "price": price_settings(vars(args), os.environ),
     }
     if search is not None:  # plan --figures reads it from here (or the result file)
         done = not failed and len(summaries) == s.workers and interrupt is None
@@ -97,6 +101,7 @@ def record_run(
     if note and landed is not None:
         print(note, file=out)
     say_process(proc_figures, emu is not None)
+    _say_billable(out, doc.get("figures") or {}, result["price"], totals, emu)
     # the default chart stays in DEFAULT_HOME whatever the run id holds (issue #23)
     chart = args.chart or DEFAULT_HOME / f"{safe_name(run_id)}.png"
     print(write_chart(chart, fleet, run_id, totals, result), file=sys.stderr)
@@ -111,6 +116,28 @@ def record_run(
         )
     print(outcome.headline(run_id), file=sys.stderr)
     return outcome.exit_code
+
+
+def _say_billable(
+    out: Any, figures: dict[str, Any], price: dict[str, Any], totals: dict[str, Any], emu: Any
+) -> None:
+    """The billable line (issue #32); against the embedded emulator, a line when its
+    own count of the landed rows' values disagrees with the workers'."""
+    line = price_line(figures, price)
+    if line:
+        print(line, file=out)
+    stats = getattr(emu, "stats", None)
+    if stats is None or "billable_bytes" not in totals:
+        return
+    workers = int(totals.get("billable_bytes") or 0) + int(totals.get("warmup_billable_bytes") or 0)
+    landed = stats.snapshot().get("billable_bytes")
+    if landed is not None and landed != workers:
+        print(
+            f"billable bytes disagree: the workers counted {workers:,} acked, the emulator "
+            f"{landed:,} landed (resent batches that landed twice, rows it refused, or "
+            "rows still landing make the two differ)",
+            file=out,
+        )
 
 
 def _emulator_settings(emu: Any) -> dict[str, Any] | None:

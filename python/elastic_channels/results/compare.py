@@ -30,6 +30,9 @@ FIGURE_ROWS = (
     ("sdk_retries", "SDK retries", ",.0f"),
     ("cpu_s_per_gb", "CPU-s per GB", ",.3f"),
     ("peak_rss_mib", "peak RSS MiB (worst worker)", ",.1f"),
+    ("billable_gb", "billable GB (values, warmup incl.)", ",.3f"),
+    ("ingest_credits", "ingest credits", ",.4f"),
+    ("ingest_cost", "ingest cost $ (at the run's price)", ",.2f"),
 )
 #: Per-stage lines, when some run has more than one stage.
 STAGE_ROWS = (

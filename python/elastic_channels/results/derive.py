@@ -23,6 +23,7 @@ from typing import Any
 
 from ..measures import MB, run_throughput
 from ..monitor import histogram
+from .price import billable_figures
 
 __all__ = ["figures_of", "run_windows", "stage_figures", "stage_windows"]
 
@@ -69,6 +70,8 @@ def figures_of(result: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     figures["rows_sent"] = totals.get("rows_sent")
     figures["rows_acked"] = totals.get("rows_acked")
     figures["bytes_acked"] = totals.get("bytes_acked")
+    # billable GB (the values' bytes, warmup included) and, with the run's price, its cost
+    figures.update(billable_figures(summaries, result.get("price")))
     figures["target_mb_per_s"], sources["target_mb_per_s"] = _target(result, kept)
     figures["pct_of_target"] = _share(figures.get("mb_per_s"), figures["target_mb_per_s"])
     return figures, sources

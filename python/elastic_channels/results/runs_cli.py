@@ -17,7 +17,9 @@ DESCRIPTION = (
     "thresholds_failed, interrupted, workers_failed, rows_lost; unknown for a file "
     "recorded before outcomes were), its scenario's name and hash, its workload, its "
     "planned seconds, workers, the fleet's target MB/s, MB/s (acked over the sending "
-    "window) and ack p99. `elastic-channels compare` sets results side by side."
+    "window), ack p99, billable GB (the values' bytes, what Snowflake bills) and the "
+    "ingest cost ($ at the run's --price-per-credit, else credits). `elastic-channels "
+    "compare` sets results side by side."
 )
 
 
@@ -45,7 +47,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return 0
     header = [
         "started (UTC)", "run id", "outcome", "scenario", "workload", "seconds", "workers",
-        "target MB/s", "MB/s", "ack p99 ms",
+        "target MB/s", "MB/s", "ack p99 ms", "billable GB", "ingest",
     ]  # fmt: skip
     print(table.render(header, [_cells(x) for x in listed], left=3))
     return 0
@@ -72,6 +74,9 @@ def listing(entry: store.Entry) -> dict[str, Any]:
         "target_mb_per_s": figures.get("target_mb_per_s"),
         "mb_per_s": figures.get("mb_per_s"),
         "ack_p99_ms": figures.get("ack_p99_ms"),
+        "billable_gb": figures.get("billable_gb"),
+        "ingest_credits": figures.get("ingest_credits"),
+        "ingest_cost": figures.get("ingest_cost"),
         "thresholds_held": doc.get("thresholds_held"),
         "thresholds_failed": failed,
         "thresholds_error": doc.get("thresholds_error"),
@@ -109,7 +114,16 @@ def _cells(x: dict[str, Any]) -> list[str]:
         _num(x["target_mb_per_s"], "{:.2f}"),
         _num(x["mb_per_s"], "{:.2f}"),
         _num(x["ack_p99_ms"], "{:.0f}"),
+        _num(x.get("billable_gb"), "{:.3f}"),
+        _ingest(x),
     ]
+
+
+def _ingest(x: dict[str, Any]) -> str:
+    """The run's ingest cost: dollars at its price per credit, else credits, else -."""
+    if _num(x.get("ingest_cost"), "") != "-":
+        return f"${x['ingest_cost']:,.2f}"
+    return _num(x.get("ingest_credits"), "{:.4f} cr")
 
 
 def _num(value: Any, fmt: str) -> str:

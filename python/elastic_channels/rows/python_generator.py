@@ -13,6 +13,7 @@ import operator
 
 import msgspec
 
+from ..billable import rendered_value_bytes
 from ..model.schema import (
     EPOCH,
     MAX_BATCH_ROWS,
@@ -76,6 +77,29 @@ def _middle_len_prefix_sums() -> list[int]:
     return sums
 
 
+@functools.lru_cache(maxsize=1)
+def _values_prefix_sums() -> list[int]:
+    """Prefix sums of each entry's billable bytes (its eight values, by the rule of
+    :mod:`..billable`)."""
+    sums = [0]
+    for fields in ROW_FIELDS:
+        sums.append(sums[-1] + sum(rendered_value_bytes(_ENCODER.encode(v)) for v in fields))
+    return sums
+
+
+def span(sums: list[int], entries: int, start: int, n: int) -> int:
+    """The sum over the ``n`` entries from ``start`` (wrapping round ``entries``) of what
+    the prefix sums ``sums`` add up."""
+    full, rest = divmod(n, entries)
+    end = start + rest
+    part = (
+        sums[end] - sums[start]
+        if end <= entries
+        else sums[entries] - sums[start] + sums[end - entries]
+    )
+    return full * sums[entries] + part
+
+
 def _digits_in_range(start: int, n: int) -> int:
     """Total decimal digits of the integers ``start .. start + n - 1``."""
     total, lo, end = 0, start, start + n
@@ -97,7 +121,7 @@ class ResortGenerator:
     ``f"{run_id}-{worker_id}-{seq}"``, unique across every (run_id, worker_id, seq).
     """
 
-    __slots__ = ("_offset", "_run_id", "_seq", "_txid_prefix", "_worker_id")
+    __slots__ = ("_last_billable", "_offset", "_run_id", "_seq", "_txid_prefix", "_worker_id")
 
     def __init__(self, run_id: str, worker_id: int, *, start_seq: int = 0) -> None:
         self._run_id = _check_run_id(run_id)
@@ -105,11 +129,40 @@ class ResortGenerator:
         self._seq = _int_arg("start_seq", start_seq, 0, MAX_SEQ)
         self._offset = self._worker_id * WORKER_STRIDE % TABLE_LENGTH
         self._txid_prefix = f"{run_id}{TXID_SEPARATOR}{self._worker_id}{TXID_SEPARATOR}"
+        self._last_billable: int | None = None
 
     @property
     def seq(self) -> int:
         """The sequence number of the next row."""
         return self._seq
+
+    @property
+    def last_billable_bytes(self) -> int | None:
+        """The billable bytes of the last batch made (None before the first), counted
+        from the table's sums as it was made, not by reading its rows again."""
+        return self._last_billable
+
+    def _billable(self, n: int, t: _dt.datetime) -> int:
+        if n == 0:
+            return 0
+        # per row: TXID's run id, worker id and separators (its seq digits below),
+        # SALE_TIME's text, RUN_ID, WORKER_ID; then the eight table values
+        run_id = len(self._run_id.encode("utf-8"))
+        worker = len(str(self._worker_id))
+        fixed = 2 * run_id + 2 * worker + 2 * len(TXID_SEPARATOR)
+        fixed += rendered_value_bytes(_ENCODER.encode(t))
+        start = (self._offset + self._seq) % TABLE_LENGTH
+        middle = span(_values_prefix_sums(), TABLE_LENGTH, start, n)
+        return n * fixed + middle + _digits_in_range(self._seq, n)
+
+    def billable_len(self, n: int, sale_time_us: int) -> int:
+        """The billable bytes of ``self.next_batch(n, sale_time_us)`` (the values'
+        bytes, by the rule of :mod:`..billable`), computed without making the rows."""
+        n = _int_arg("n", n, 0, MAX_BATCH_ROWS)
+        t = sale_time(sale_time_us)
+        if n > MAX_SEQ + 1 - self._seq:
+            raise ValueError(f"n={n} would carry seq past {MAX_SEQ} (next seq is {self._seq})")
+        return self._billable(n, t)
 
     def next_rows(self, n: int, sale_time_us: int) -> list[ResortSale]:
         """The next ``n`` sales, all stamped ``sale_time_us``.
@@ -122,6 +175,7 @@ class ResortGenerator:
         start = self._seq
         if n > MAX_SEQ + 1 - start:
             raise ValueError(f"n={n} would carry seq past {MAX_SEQ} (next seq is {start})")
+        billable = self._billable(n, t)
         prefix, run_id, worker_id = self._txid_prefix, self._run_id, self._worker_id
         base = self._offset
         rows = [
@@ -135,6 +189,7 @@ class ResortGenerator:
             for s in range(start, start + n)
         ]
         self._seq = start + n
+        self._last_billable = billable
         return rows
 
     def batch_len(self, n: int, sale_time_us: int) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from ..billable import rendered_value_bytes
 from ..model.schema import MAX_BATCH_ROWS, MAX_SEQ, MAX_WORKER_ID, TXID_SEPARATOR
 from ..workload.replay import (
     RUN_ID,
@@ -26,7 +27,7 @@ from ..workload.replay import (
     ResolvedWorkload,
     send_time_value,
 )
-from .python_generator import _check_run_id, _digits_in_range, _int_arg, sale_time
+from .python_generator import _check_run_id, _digits_in_range, _int_arg, sale_time, span
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -67,6 +68,7 @@ class WorkloadGenerator:
         self._prefix = f"{run_id}{TXID_SEPARATOR}{self._worker_id}{TXID_SEPARATOR}"
         self._row = row_type(resolved)
         self._order, self._batch_parts = self._layout()
+        self._last_billable: int | None = None
 
     def _layout(self) -> tuple[Callable[[tuple], Any], list[tuple[str, Any]]]:
         """How a row's values are picked from ``entry + batch values + (unique id,)``."""
@@ -92,6 +94,36 @@ class WorkloadGenerator:
         """The sequence number of the next row."""
         return self._seq
 
+    @property
+    def last_billable_bytes(self) -> int | None:
+        """The billable bytes of the last batch made (None before the first), counted
+        from the table's sums as it was made, not by reading its rows again."""
+        return self._last_billable
+
+    def billable_len(self, n: int, sale_time_us: int) -> int:
+        """The billable bytes of ``self.next_batch(n, sale_time_us)`` (the values'
+        bytes, by the rule of :mod:`..billable`), computed without making the rows."""
+        n, t = self._check_batch(n, sale_time_us)
+        return self._billable(n, t)
+
+    def _billable(self, n: int, t: Any) -> int:
+        if n == 0:
+            return 0
+        table = self._resolved.table
+        fixed, seqs = table.const_value_bytes, 0
+        for kind, payload in table.template:
+            if kind == RUN_ID:
+                fixed += len(self._run_id.encode("utf-8"))
+            elif kind == WORKER_ID:
+                fixed += len(str(self._worker_id))
+            elif kind == SEND_TIME:
+                fixed += rendered_value_bytes(_ENCODER.encode(send_time_value(payload.decode(), t)))
+            elif kind == SEQ:
+                seqs += 1
+        start = (self._offset + self._seq) % table.entries
+        values = span(self._resolved.entry_billable, table.entries, start, n)
+        return n * fixed + values + seqs * _digits_in_range(self._seq, n)
+
     def _check_batch(self, n: int, sale_time_us: int) -> tuple[int, Any]:
         n = _int_arg("n", n, 0, MAX_BATCH_ROWS)
         t = sale_time(sale_time_us)
@@ -102,6 +134,7 @@ class WorkloadGenerator:
     def next_rows(self, n: int, sale_time_us: int) -> list[Any]:
         """The next ``n`` rows, all sent at ``sale_time_us``, as Structs (or dicts)."""
         n, t = self._check_batch(n, sale_time_us)
+        billable = self._billable(n, t)
         batch: list[Any] = []
         for kind, arg in self._batch_parts:
             if kind == "constant":
@@ -126,6 +159,7 @@ class WorkloadGenerator:
             for s in range(start, start + n)
         ]
         self._seq = start + n
+        self._last_billable = billable
         return rows
 
     def next_batch(self, n: int, sale_time_us: int) -> bytes:

@@ -36,6 +36,8 @@ class Counts:
     bytes: int = 0
     acked_rows: int = 0
     acked_bytes: int = 0
+    #: Billable bytes (the values' bytes: elastic_channels/billable.py) of the batches acked.
+    billable_bytes: int = 0
     latencies: list[float] = field(default_factory=list)
     ack_hist: HdrHistogram = field(default_factory=histogram.new_histogram)
     behind: list[float] = field(default_factory=list)

@@ -13,17 +13,25 @@ class Batch:
     the batch has to be resent. Unacked data is held once, by the SDK, not twice.
     """
 
-    __slots__ = ("appended_at", "bid", "channel_epoch", "n_rows", "nbytes", "sale_time_us",
-                 "sends", "seq_start", "stage")  # fmt: skip
+    __slots__ = ("appended_at", "bid", "billable", "channel_epoch", "n_rows", "nbytes",
+                 "sale_time_us", "sends", "seq_start", "stage")  # fmt: skip
 
     def __init__(
-        self, bid: int, seq_start: int, n_rows: int, sale_time_us: int, nbytes: int
+        self,
+        bid: int,
+        seq_start: int,
+        n_rows: int,
+        sale_time_us: int,
+        nbytes: int,
+        billable: int = 0,
     ) -> None:
         self.bid = bid
         self.seq_start = seq_start
         self.n_rows = n_rows
         self.sale_time_us = sale_time_us
         self.nbytes = nbytes
+        #: The billable bytes of its values (Snowflake bills those: elastic_channels/billable.py).
+        self.billable = billable
         self.appended_at = 0.0
         #: The channel (session number) it was last appended on; -1: never appended.
         self.channel_epoch = -1
@@ -40,9 +48,11 @@ class Ledger:
         self.in_flight_bytes = 0
         self._next_bid = 0
 
-    def new_batch(self, seq_start: int, n_rows: int, sale_time_us: int, nbytes: int) -> Batch:
+    def new_batch(
+        self, seq_start: int, n_rows: int, sale_time_us: int, nbytes: int, billable: int = 0
+    ) -> Batch:
         """A new batch, entered as pending."""
-        batch = Batch(self._next_bid, seq_start, n_rows, sale_time_us, nbytes)
+        batch = Batch(self._next_bid, seq_start, n_rows, sale_time_us, nbytes, billable)
         self._next_bid += 1
         self._pending[batch.bid] = batch
         self.in_flight_bytes += nbytes

@@ -172,13 +172,20 @@ class Meter:
             c.resent_rows += n_rows
 
     def record_acked(
-        self, n_rows: int, nbytes: int, latency_s: float, at: float | None = None, stage: int = 0
+        self,
+        n_rows: int,
+        nbytes: int,
+        latency_s: float,
+        at: float | None = None,
+        stage: int = 0,
+        billable: int = 0,
     ) -> None:
         """An ack arrived (at ``at`` on the monotonic clock, default now) for a batch
-        sent in ``stage``."""
+        sent in ``stage``, whose values bill ``billable`` bytes."""
         for c in self._both(at, stage):
             c.acked_rows += n_rows
             c.acked_bytes += nbytes
+            c.billable_bytes += billable
             c.latencies.append(latency_s)
             histogram.record_seconds(c.ack_hist, latency_s)
         self.stage_tally.acked(stage, n_rows, nbytes)
@@ -255,6 +262,7 @@ class Meter:
             "rows_per_s": round(w.rows / seconds, 1),
             "acked_rows": w.acked_rows,
             "acked_bytes": w.acked_bytes,
+            "billable_bytes": w.billable_bytes,
             "acks": len(w.latencies),
             **w.latency_ms(),
             "ack_hist_us": histogram.encode(w.ack_hist),
@@ -290,6 +298,7 @@ class Meter:
             "rows_acked": t.acked_rows,
             "bytes_sent": t.bytes,
             "bytes_acked": t.acked_bytes,
+            "billable_bytes": t.billable_bytes,
             "seconds": round(seconds, 3),
             "drain_seconds": round(now - end, 3),
             # The sending window (the end of warmup to the end of sending), epoch
@@ -331,5 +340,6 @@ class Meter:
             "warmup_rows_acked": w.acked_rows,
             "warmup_bytes_sent": w.bytes,
             "warmup_bytes_acked": w.acked_bytes,
+            "warmup_billable_bytes": w.billable_bytes,
             "stages": self.stage_tally.lines(self.schedule),
         }

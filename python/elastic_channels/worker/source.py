@@ -67,7 +67,8 @@ class BatchSource:
         else:
             payload = self.gen.next_batch(n, now_us)
             nbytes = len(payload)
-        batch = ledger.new_batch(seq, n, now_us, nbytes)
+        billable = self.gen.last_billable_bytes or 0  # counted as the batch was made
+        batch = ledger.new_batch(seq, n, now_us, nbytes, billable)
         self.cpu_s += time.thread_time() - t0
         return batch, payload
 

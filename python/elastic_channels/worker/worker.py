@@ -150,8 +150,9 @@ class Worker:
                     continue  # a late answer from a channel already replaced
                 self.ledger.settle(batch)
                 self.meter.record_acked(
-                    batch.n_rows, batch.nbytes, at - batch.appended_at, at=at, stage=batch.stage
-                )
+                    batch.n_rows, batch.nbytes, at - batch.appended_at, at=at, stage=batch.stage,
+                    billable=batch.billable,
+                )  # fmt: skip
 
     def _recover(self, deadline: float) -> None:
         """Replace a dead channel and append every unacked batch on the new one.

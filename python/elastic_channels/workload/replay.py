@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from ..billable import rendered_value_bytes
 from .builtin import builtin_table
 from .check import entries_of
 from .model import Builtin, CheckedWorkload
@@ -53,13 +54,17 @@ class ReplayTable(msgspec.Struct, frozen=True):
     """What ``elastic_native.WorkloadTable`` takes: ``entries`` resolved entries, each
     ``slots`` piece ids (``ids``: native-endian unsigned 32-bit, entry after entry) into
     ``pieces``, and the row ``template``. Row ``seq`` of worker ``w`` replays entry
-    ``(w * stride + seq) % entries``."""
+    ``(w * stride + seq) % entries``. What its values bill (``elastic_channels/billable.py``):
+    ``value_bytes[k]`` the billable bytes of piece ``k``'s value, ``const_value_bytes``
+    those of a row's text tokens (constants, a unique id's separators)."""
 
     entries: int
     stride: int
     pieces: list[bytes]
     ids: bytes
     template: list[Token]
+    value_bytes: list[int] = []
+    const_value_bytes: int = 0
 
     @property
     def slots(self) -> int:
@@ -75,12 +80,14 @@ class ReplayTable(msgspec.Struct, frozen=True):
 class ResolvedWorkload:
     """A workload resolved: the native side's ``table``; per entry the table columns'
     values (``entry_values``, slot order) and the rendered length of its pieces
-    (``entry_lengths`` as prefix sums) for the msgspec side; and for each column how its
+    (``entry_lengths`` as prefix sums) and its billable bytes (``entry_billable``, prefix
+    sums) for the msgspec side; and for each column how its
     value is made (``parts``: ``("entry", k)``, ``("constant", value)``,
     ``("unique_id", None)``, ``("run_id", None)``, ``("worker_id", quoted)``,
     ``("send_time", form)``)."""
 
-    __slots__ = ("_native", "entry_lengths", "entry_values", "parts", "table", "workload")
+    __slots__ = ("_native", "entry_billable", "entry_lengths", "entry_values", "parts", "table",
+                 "workload")  # fmt: skip
 
     def __init__(
         self,
@@ -89,11 +96,13 @@ class ResolvedWorkload:
         entry_values: list[tuple[Any, ...]],
         entry_lengths: list[int],
         parts: list[tuple[str, Any]],
+        entry_billable: list[int] | None = None,
     ) -> None:
         self.workload = workload
         self.table = table
         self.entry_values = entry_values
         self.entry_lengths = entry_lengths
+        self.entry_billable = entry_billable or [0] * len(entry_lengths)
         self.parts = parts
         self._native: Any = None
 
@@ -110,7 +119,15 @@ def native_table(t: ReplayTable) -> Any:
     """``t`` as an ``elastic_native.WorkloadTable`` (ImportError without the module)."""
     import elastic_native
 
-    return elastic_native.WorkloadTable(t.entries, t.stride, t.pieces, t.ids, t.template)
+    return elastic_native.WorkloadTable(
+        t.entries,
+        t.stride,
+        t.pieces,
+        t.ids,
+        t.template,
+        value_bytes=t.value_bytes,
+        const_value_bytes=t.const_value_bytes,
+    )
 
 
 class WorkloadReplay:
@@ -211,16 +228,20 @@ def resolve(w: CheckedWorkload, *, keep_values: bool = True) -> ResolvedWorkload
     tokens: list[Token] = []
     parts: list[tuple[str, Any]] = []
     slot_of: dict[str, int] = {}
+    const_values = 0  # billable bytes of the values the text tokens hold
     for i, c in enumerate(w.columns):
         tokens.append((TEXT, (b"{" if i == 0 else b",") + _encode(c.name) + b":"))
         if c.spec.dynamic:
             more, part = _column_tokens(c.source, c.type.kind)
             tokens += more
             parts.append(part)
+            if c.source == "unique_id":  # its two separators; run id, ids: the generator's
+                const_values += sum(len(p) for k, p in more if k == TEXT and p != b'"')
         elif c.source == "constant":
             value = coerce(c.type, c.spec.constant, ())
             tokens.append((TEXT, _encode(value)))
             parts.append(("constant", value))
+            const_values += rendered_value_bytes(_encode(value))
         else:
             tokens.append((SLOT, b""))
             parts.append(("entry", len(slot_of)))
@@ -230,35 +251,49 @@ def resolve(w: CheckedWorkload, *, keep_values: bool = True) -> ResolvedWorkload
     template, prefix, suffix = _fold(tokens, slots)
 
     pieces: list[bytes] = []
+    piece_values: list[int] = []
     index: dict[bytes, int] = {}
     ids = array.array("I", bytes(4 * entries * slots))
     lengths = [0] * entries
+    billable = [0] * entries
     kept: list[list[Any]] = []
     for name, column in iter_columns(w):
         k = slot_of.get(name)
         if k is None:
             continue  # a constant: in the template
-        rendered: dict[int, bytes] = {}  # by id(): a choice's values repeat as objects
+        rendered: dict[int, tuple[bytes, int]] = {}  # by id(): a choice's values repeat
         for i, value in enumerate(column):
-            text = rendered.get(id(value))
-            if text is None:
-                text = rendered[id(value)] = prefix[k] + _encode(value) + suffix[k]
+            got = rendered.get(id(value))
+            if got is None:
+                json = _encode(value)
+                got = rendered[id(value)] = (
+                    prefix[k] + json + suffix[k],
+                    rendered_value_bytes(json),
+                )
+            text, value_bytes = got
             piece = index.get(text)
             if piece is None:
                 piece = index[text] = len(pieces)
                 pieces.append(text)
+                piece_values.append(value_bytes)
             ids[i * slots + k] = piece
             lengths[i] += len(text)
+            billable[i] += value_bytes
         if keep_values:
             kept.append(column)
     sums = [0] * (entries + 1)
     for i, n in enumerate(lengths):
         sums[i + 1] = sums[i] + n
+    billable_sums = [0] * (entries + 1)
+    for i, n in enumerate(billable):
+        billable_sums[i + 1] = billable_sums[i] + n
     rows: list[tuple[Any, ...]] = []
     if keep_values:
         rows = list(zip(*kept, strict=True)) or [() for _ in range(entries)]
-    table = ReplayTable(entries, _stride(w, entries), pieces, ids.tobytes(), template)
-    return ResolvedWorkload(w, table, rows, sums, parts)
+    table = ReplayTable(
+        entries, _stride(w, entries), pieces, ids.tobytes(), template, piece_values, const_values
+    )
+    return ResolvedWorkload(w, table, rows, sums, parts, billable_sums)
 
 
 def send_time_value(form: str, sale_time: dt.datetime) -> Any:

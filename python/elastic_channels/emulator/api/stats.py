@@ -74,6 +74,8 @@ class Stats:
         self.bytes_raw = 0
         self.appends_acked = 0
         self.bytes_landed = 0
+        #: The values' bytes of the bodies landed (what Snowflake bills: billable.py).
+        self.billable_bytes = 0
         self.rows_received = 0
         self.rows_landed = 0
         self.rows_rejected = 0
@@ -177,9 +179,11 @@ class Stats:
         requests: int = 1,
         *,
         offset_token: str | None = None,
+        billable_bytes: int = 0,
     ) -> None:
         with self._lock:
             self.bytes_landed += raw_bytes
+            self.billable_bytes += billable_bytes
             self.rows_received += parsed
             self.rows_landed += inserted
             self.rows_rejected += parsed - inserted
@@ -229,6 +233,7 @@ class Stats:
                 "bytes_wire": self.bytes_wire,
                 "bytes_raw": self.bytes_raw,
                 "bytes_landed": self.bytes_landed,
+                "billable_bytes": self.billable_bytes,
                 "rows_received": self.rows_received,
                 "rows_landed": self.rows_landed,
                 "rows_rejected": self.rows_rejected,

@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 
+from ...billable import body_counter
 from ..api.stats import MAX_KEPT_ERRORS, Stats
 from ..http.bodies import MAX_RAW_BYTES, BadBody, BodyTooLarge, inflate
 from ..storage.store import LandedFile, Store, StoreError
@@ -33,6 +34,9 @@ from .spool import Spool, SpoolEntry
 __all__ = ["Lander", "SpoolEntry", "lower_thread_priority"]
 
 log = logging.getLogger("elastic_channels.emulator")
+
+#: Counts a landed body's billable bytes (natively when built: one pass, GIL released).
+_count_billable = body_counter()
 
 #: A landing batch stops growing at this many requests or raw bytes.
 MAX_BATCH_FILES = 256
@@ -234,9 +238,13 @@ class Lander:
         for entry in batch:
             got = outcome[entry.seq]
             messages = [f"line {line}: {msg}" for line, msg, _ in got.errors]
+            # the values' bytes of the rows landed: a body none of whose rows landed bills
+            # nothing; one with refused rows is counted whole (a refused row is an error)
+            body = bodies[str(entry.seq)].raw
+            billable = _count_billable(body) if got.inserted else 0
             self._stats.landed(
                 entry.channel, got.parsed, got.inserted, messages, share, entry.raw_bytes,
-                offset_token=entry.offset_token,
+                offset_token=entry.offset_token, billable_bytes=billable,
             )  # fmt: skip
             self.spool.remove(entry)
 
