@@ -19,6 +19,10 @@
 #   --mbps X       each pod's rate, MB/s [5]
 #   --seconds S    how long the pods send [60]
 #   --delete-index I   the pod deleted mid-run [1]
+#   --sigkill      instead of deleting that pod, SIGKILL its worker (ctr tasks kill), as
+#                  the OOM killer would: the pod fails, its worker prints no summary
+#   --image TAG    use this image from buildah's storage instead of building one (to
+#                  iterate on deploy/ without the image's 10-20 min build)
 #   -h, --help     this text
 #
 # The image and the host's emulator and monitor are built and run from the committed
@@ -35,17 +39,21 @@ WORKERS=4
 MBPS=5
 RUN_SECONDS=60
 DELETE_INDEX=1
+IMAGE_GIVEN=""
+SIGKILL=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --fresh) FRESH=1 ;;
         --keep) KEEP=1 ;;
-        --workers | --mbps | --seconds | --delete-index)
+        --sigkill) SIGKILL=1 ;;
+        --workers | --mbps | --seconds | --delete-index | --image)
             [ $# -ge 2 ] || { echo "k8s_e2e: $1 needs a value" >&2; exit 2; }
             case "$1" in
                 --workers) WORKERS=$2 ;;
                 --mbps) MBPS=$2 ;;
                 --seconds) RUN_SECONDS=$2 ;;
                 --delete-index) DELETE_INDEX=$2 ;;
+                --image) IMAGE_GIVEN=$2 ;;
             esac
             shift
             ;;
@@ -71,7 +79,7 @@ fi
 
 W=${ELASTIC_K8S_E2E_DIR:-/var/tmp/elastic-k8s-e2e}
 LOCAL=(bash "$REPO/scripts/k8s_local.sh")
-TAG=localhost/elastic-native:k8s-e2e
+TAG=${IMAGE_GIVEN:-localhost/elastic-native:k8s-e2e}
 RUN_ID=k8s-e2e-$(date +%s)
 NS=default
 PHASES=()
@@ -137,16 +145,20 @@ export PATH="$BIN:$PATH"
 kc version 2>/dev/null | sed 's/^/  /' >&2 || true
 phase_done "cluster up"
 
-say "image: the Dockerfile with buildah (scripts/build_image.sh), loaded into the node"
-(cd "$W/src" && bash scripts/build_image.sh --tag "$TAG" --no-smoke) >"$W/image.log" 2>&1 ||
-    { tail -20 "$W/image.log" >&2; die "build_image.sh (log: $W/image.log)"; }
-phase_done "image build"
+if [ -z "$IMAGE_GIVEN" ]; then
+    say "image: the Dockerfile with buildah (scripts/build_image.sh), loaded into the node"
+    (cd "$W/src" && bash scripts/build_image.sh --tag "$TAG" --no-smoke) >"$W/image.log" 2>&1 ||
+        { tail -20 "$W/image.log" >&2; die "build_image.sh (log: $W/image.log)"; }
+    phase_done "image build"
+else
+    say "image: $TAG as given (not built)"
+fi
 "${LOCAL[@]}" load "$TAG" >>"$W/image.log" 2>&1 || die "k8s_local.sh load $TAG (log: $W/image.log)"
 phase_done "image load into the node"
 
 say "emulator on 127.0.0.1, its key and CA in the Secret"
 python3 -m elastic_channels.emulator serve --data-dir "$W/emu" --info-file "$W/emu/info.json" \
-    --append-buffer-ms 200 --duration-seconds 3600 >"$W/emulator.log" 2>&1 &
+    --duration-seconds 3600 >"$W/emulator.log" 2>&1 &
 EMU_PID=$!
 for _ in $(seq 120); do [ -s "$W/emu/info.json" ] && break; kill -0 "$EMU_PID" 2>/dev/null || break; sleep 0.5; done
 [ -s "$W/emu/info.json" ] || { cat "$W/emulator.log" >&2; die "the emulator did not start"; }
@@ -208,9 +220,16 @@ for _ in $(seq $((RUN_SECONDS + 120))); do
     sleep 1
 done
 DELETED_AT=$(date +%s.%N)
-say "delete pod $victim (index $DELETE_INDEX) mid-run"
-kc delete pod -n "$NS" "$victim" --grace-period=0 --force --wait=false >/dev/null 2>&1
-phase_done "sending until the delete"
+if [ "$SIGKILL" = 1 ]; then
+    say "SIGKILL the worker of pod $victim (index $DELETE_INDEX) mid-run"
+    cid=$(kc get pod -n "$NS" "$victim" -o jsonpath='{.status.containerStatuses[0].containerID}')
+    ctr -a "${ELASTIC_K8S_STATE:-/var/tmp/elastic-k8s}/run/containerd.sock" -n k8s.io \
+        tasks kill -s SIGKILL "${cid#containerd://}" || die "could not SIGKILL container $cid"
+else
+    say "delete pod $victim (index $DELETE_INDEX) mid-run"
+    kc delete pod -n "$NS" "$victim" --grace-period=0 --force --wait=false >/dev/null 2>&1
+fi
+phase_done "sending until the fault"
 
 job_done() {
     kc get job -n "$NS" "$JOB" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{"\n"}{end}' |
@@ -219,7 +238,7 @@ job_done() {
 for _ in $(seq $((RUN_SECONDS + 600))); do job_done && break; sleep 1; done
 job_done || die "job/$JOB did not finish"
 kc get job -n "$NS" "$JOB" -o json >"$W/job.json"
-CREATED=$(kc get events -n "$NS" --field-selector "involvedObject.name=$JOB,reason=SuccessfulCreate" -o name | grep -c .)
+CREATED=$(kc get events -n "$NS" --field-selector "involvedObject.name=$JOB,reason=SuccessfulCreate" -o name | grep -c . || true)
 phase_done "the rest of the run"
 for _ in $(seq 300); do kill -0 "$MON_PID" 2>/dev/null || break; sleep 1; done
 if kill -0 "$MON_PID" 2>/dev/null; then

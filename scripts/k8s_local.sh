@@ -289,6 +289,9 @@ cmd_up() {
     wait_for 60 etcd etcd env ETCDCTL_API=3 etcdctl --endpoints http://127.0.0.1:2379 endpoint health
 
     say "kube-apiserver on 127.0.0.1:6443"
+    # --watch-cache=false: Debian's etcd 3.4.23 predates the progress notifications the
+    # 1.34 watch cache waits on; with the cache, a watch from a fresh resourceVersion
+    # failed with 504 "Too large resource version" for ~40 s (monitor --k8s saw it)
     start kube-apiserver "$BIN/kube-apiserver" \
         --etcd-servers=http://127.0.0.1:2379 --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
         --secure-port=6443 --endpoint-reconciler-type=none \
@@ -299,7 +302,7 @@ cmd_up() {
         --service-account-issuer=https://kubernetes.default.svc \
         --kubelet-client-certificate="$PKI/admin.crt" --kubelet-client-key="$PKI/admin.key" \
         --kubelet-certificate-authority="$PKI/ca.crt" \
-        --kubelet-preferred-address-types=Hostname
+        --kubelet-preferred-address-types=Hostname --watch-cache=false
     wait_for 180 kube-apiserver kube-apiserver kc get --raw /readyz
 
     say "kube-controller-manager, kube-scheduler"
