@@ -171,3 +171,12 @@ def test_start_endpoint_takes_a_free_port_of_its_own() -> None:
     assert env["SS_ENABLE_METRICS"] == "true" and env["SS_METRICS_IP"] == "127.0.0.1"
     assert env["SS_METRICS_PORT"] != "80"  # an inherited port would collide on one host
     assert url == f"http://127.0.0.1:{env['SS_METRICS_PORT']}/metrics"
+
+
+def test_reading_only_the_used_families_gives_the_same_figures() -> None:
+    t1, t2 = scrape(1), scrape(2)
+    full = window_figures(parse(t1), parse(t2))
+    assert window_figures(parse(t1, only=True), parse(t2, only=True)) == full
+    kept = parse(t2, only=True)
+    assert len(kept) < 0.6 * len(parse(t2))  # much of the text is what no window reads
+    assert not any(dict(labels).get("quantile") in ("0", "0.9") for _, labels in kept)

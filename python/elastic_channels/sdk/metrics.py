@@ -103,7 +103,9 @@ class SdkScraper:
     def window(self) -> dict[str, Any] | None:
         t0 = time.thread_time()
         try:
-            samples = parse(self._fetch(self.url))
+            samples = parse(self._fetch(self.url), only=True)
+            if not samples:  # another server on the port, or an SDK that renamed them
+                raise ValueError("the reply holds none of the SDK's metrics")
             figures = window_figures(self._prev, samples)
         except Exception as e:  # a scrape never breaks the worker
             self.failures += 1

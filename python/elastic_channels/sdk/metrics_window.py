@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["SUMMARY_KEYS", "THROTTLE", "Samples", "merge_sdk", "parse", "throttle_counts",
+__all__ = ["SUMMARY_KEYS", "THROTTLE", "USED", "Samples", "merge_sdk", "parse", "throttle_counts",
            "window_figures"]  # fmt: skip
 
 #: One scrape: (sample name, sorted labels) -> value.
@@ -56,13 +56,52 @@ SUMMARY_KEYS = ("n", "mean", "p50", "p99", "max")
 _QUANTILES = (("p50", "0.5"), ("p99", "0.99"), ("max", "1"))
 
 
-def parse(text: str) -> Samples:
-    """Every sample of a ``/metrics`` text, by name and labels (the maintained
-    ``prometheus_client`` parser; a text it cannot read raises ``ValueError``)."""
+#: The metric families a window reads (what the parser is given: see :func:`parse`).
+USED = frozenset(
+    [n.removesuffix("_total") for n in (*THROTTLE.values(), *API_ERRORS.values())]
+    + [*MS.values(), "sf_api_total_count", "sf_api_success_latency_ms", "file_upload_count",
+       "file_upload_error_count", "output_file_compressed_bytes",
+       "output_file_uncompressed_bytes", "output_file_rows", "output_payload_compressed_bytes",
+       "output_payload_uncompressed_bytes", "output_payload_rows", "file_compression_ratio",
+       "inflight_bytes", "inflight_rows"]
+)  # fmt: skip
+
+
+#: The quantile samples a window does not read.
+_UNUSED_QUANTILES = ('quantile="0"}', 'quantile="0.9"}')
+
+
+def _family(name: str) -> str:
+    for suffix in ("_total", "_sum", "_count"):
+        if name.endswith(suffix) and name[: -len(suffix)] in USED:
+            return name[: -len(suffix)]
+    return name
+
+
+def only_used(text: str) -> str:
+    """The lines of a ``/metrics`` text of the families in :data:`USED` (their ``#``
+    lines and samples), but the quantiles no window reads (0 and 0.9): the parser is
+    pure Python, and most of the text is what no window reads."""
+    keep = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            parts = line.split(None, 3)
+            name = parts[2] if len(parts) > 2 else ""
+        else:
+            name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name and _family(name) in USED and not any(q in line for q in _UNUSED_QUANTILES):
+            keep.append(line)
+    return "\n".join(keep) + "\n"
+
+
+def parse(text: str, only: bool = False) -> Samples:
+    """Every sample of a ``/metrics`` text (``only``: of the families a window reads), by
+    name and labels (the maintained ``prometheus_client`` parser; a text it cannot read
+    raises ``ValueError``)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     out: Samples = {}
-    for family in text_string_to_metric_families(text):
+    for family in text_string_to_metric_families(only_used(text) if only else text):
         for s in family.samples:
             out[(s.name, tuple(sorted(s.labels.items())))] = float(s.value)
     return out
