@@ -84,6 +84,7 @@ def record_run(
         "emulator_settings": _emulator_settings(emu),
         # what a GB of values costs (credits per GB, the user's price of a credit)
         "price": price_settings(vars(args), os.environ),
+        "billable_check": _billable_check(totals, emu),
     }
     if search is not None:  # plan --figures reads it from here (or the result file)
         done = not failed and len(summaries) == s.workers and interrupt is None
@@ -101,7 +102,7 @@ def record_run(
     if note and landed is not None:
         print(note, file=out)
     say_process(proc_figures, emu is not None)
-    _say_billable(out, doc.get("figures") or {}, result["price"], totals, emu)
+    _say_billable(out, doc.get("figures") or {}, result)
     # the default chart stays in DEFAULT_HOME whatever the run id holds (issue #23)
     chart = args.chart or DEFAULT_HOME / f"{safe_name(run_id)}.png"
     print(write_chart(chart, fleet, run_id, totals, result), file=sys.stderr)
@@ -118,24 +119,31 @@ def record_run(
     return outcome.exit_code
 
 
-def _say_billable(
-    out: Any, figures: dict[str, Any], price: dict[str, Any], totals: dict[str, Any], emu: Any
-) -> None:
-    """The billable line (issue #32); against the embedded emulator, a line when its
-    own count of the landed rows' values disagrees with the workers'."""
-    line = price_line(figures, price)
+def _billable_check(totals: dict[str, Any], emu: Any) -> dict[str, Any] | None:
+    """Against the embedded emulator: the workers' billable bytes (acked, warmup
+    included) beside the emulator's own count of the bodies it landed (once every
+    spooled append has landed: a stopped emulator landed them; else within 30 s)."""
+    if emu is None or emu.config.sink == "drop" or "billable_bytes" not in totals:
+        return None  # an account, or an emulator that lands nothing (the drop sink)
+    if emu.lander is not None:  # still running (a stopped one landed all it had)
+        emu.lander.wait_idle(30.0)
+    workers = int(totals["billable_bytes"] or 0) + int(totals.get("warmup_billable_bytes") or 0)
+    landed = int(emu.stats.snapshot()["billable_bytes"])
+    return {"workers": workers, "emulator": landed, "agree": workers == landed}
+
+
+def _say_billable(out: Any, figures: dict[str, Any], result: dict[str, Any]) -> None:
+    """The billable line (issue #32); a line when the emulator's count of the landed
+    rows' values disagrees with the workers'."""
+    line = price_line(figures, result["price"])
     if line:
         print(line, file=out)
-    stats = getattr(emu, "stats", None)
-    if stats is None or "billable_bytes" not in totals:
-        return
-    workers = int(totals.get("billable_bytes") or 0) + int(totals.get("warmup_billable_bytes") or 0)
-    landed = stats.snapshot().get("billable_bytes")
-    if landed is not None and landed != workers:
+    check = result.get("billable_check")
+    if check and not check["agree"]:
         print(
-            f"billable bytes disagree: the workers counted {workers:,} acked, the emulator "
-            f"{landed:,} landed (resent batches that landed twice, rows it refused, or "
-            "rows still landing make the two differ)",
+            f"billable bytes disagree: the workers counted {check['workers']:,} acked, the "
+            f"emulator {check['emulator']:,} landed (a resent batch that landed twice, rows "
+            "it refused, or rows still landing make the two differ)",
             file=out,
         )
 
