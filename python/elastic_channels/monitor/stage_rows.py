@@ -28,7 +28,7 @@ def stage_rows(run_id: str, fleet: Sequence[dict[str, Any]]) -> list[dict[str, A
     windows (dicts with the line's keys: the RAW of the fleet rows); none when no window
     is outside warmup."""
     kept = [w for w in fleet if not w.get("warmup") and w.get("window_start") is not None]
-    by_stage = stage_windows(kept)
+    by_stage = stage_windows(kept, whole_only=False)  # counts: every window of a stage
     return [_row(run_id, f, by_stage[f["stage"]]) for f in stage_figures({"windows": kept})]
 
 

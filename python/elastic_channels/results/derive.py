@@ -94,27 +94,33 @@ def peak_rss_per_worker(result: Mapping[str, Any]) -> dict[str, float | None]:
 
 
 def stage_figures(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Per stage (the windows' ``stage``, warmup windows left out): its windows' seconds,
-    mean target and achieved rates, latency percentiles off their merged histograms,
-    and counts. A run whose windows name no stage is one stage, 0. Only whole windows
-    count (:func:`stage_windows`): a stage's figures cover its own time."""
+    """Per stage (the windows' ``stage``, warmup windows left out): its seconds and rates
+    over its whole windows (:func:`stage_windows`: a stage's time only), its latency
+    percentiles off the merged histograms and its counts over all its windows (the acks
+    of its last sends come in the drain). A run whose windows name no stage is one stage,
+    0; a stage with no whole window is none."""
     visible_at = _visible_by_window(result)
     constant = _constant_target(result)
-    groups = stage_windows(run_windows(result))
-    return [_stage(i, groups[i], visible_at, constant) for i in sorted(groups)]
+    windows = run_windows(result)
+    whole = stage_windows(windows)
+    every = stage_windows(windows, whole_only=False)
+    return [_stage(i, whole[i], every[i], visible_at, constant) for i in sorted(whole)]
 
 
-def stage_windows(windows: Iterable[Window]) -> dict[int, list[Window]]:
-    """The windows of each stage that count in its figures: warmup's left out, and
-    the edges of the schedule: a sliver (a partial window too short to have a rate,
-    :func:`..fleet.report.is_sliver`) and a partial window in which nothing was sent
-    (after the schedule's end, while the workers drain their acks). Such a window never
-    makes a stage of its own nor dilutes a stage's rate; its counts stay in the run's."""
+def stage_windows(windows: Iterable[Window], whole_only: bool = True) -> dict[int, list[Window]]:
+    """The windows of each stage, warmup's left out. ``whole_only``: only those whose
+    time is the stage's, leaving out the edges of the schedule: a sliver (a partial
+    window too short to have a rate, :func:`..fleet.report.is_sliver`) and a partial
+    window in which nothing was sent (after the schedule's end, while the workers drain
+    their acks). Such a window never makes a stage of its own nor dilutes a stage's
+    rate."""
     from ..fleet.report import is_sliver
 
     groups: dict[int, list[Window]] = {}
     for w in windows:
-        if w.get("warmup") or is_sliver(w) or (w.get("partial") and not w.get("rows")):
+        if w.get("warmup"):
+            continue
+        if whole_only and (is_sliver(w) or (w.get("partial") and not w.get("rows"))):
             continue
         groups.setdefault(int(w.get("stage") or 0), []).append(w)
     return groups
@@ -127,12 +133,16 @@ def warmup_figures(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _stage(
-    index: int, windows: Sequence[Window], visible_at: dict[float, Any], constant: float | None
+    index: int,
+    windows: Sequence[Window],
+    every: Sequence[Window],
+    visible_at: dict[float, Any],
+    constant: float | None,
 ) -> dict[str, Any]:
     seconds = sum(_seconds(w) for w in windows)
     secs = max(seconds, 1e-9)
-    acks = _merged(windows, "ack_hist_us")
-    behind = _merged(windows, "behind_hist_us")
+    acks = _merged(every, "ack_hist_us")
+    behind = _merged(every, "behind_hist_us")
     targets = [w for w in windows if w.get("target_bps") is not None]
     target = (
         round(sum(float(w["target_bps"]) * _seconds(w) for w in targets) / secs / MB, 3)
@@ -155,9 +165,9 @@ def _stage(
         "ack_p99_ms": histogram.percentile_ms(acks, 99),
         "behind_p99_ms": histogram.percentile_ms(behind, 99),
         "visible_p99_ms": max(measured) if measured else None,
-        "errors": sum(int(w.get("errors") or 0) for w in windows),
-        "resent_batches": sum(int(w.get("resent_batches") or 0) for w in windows),
-        "sdk_retries": sum(int(w.get("sdk_retries") or 0) for w in windows),
+        "errors": sum(int(w.get("errors") or 0) for w in every),
+        "resent_batches": sum(int(w.get("resent_batches") or 0) for w in every),
+        "sdk_retries": sum(int(w.get("sdk_retries") or 0) for w in every),
         "cpu_s": round(sum(float(w.get("cpu_pct") or 0) / 100 * _seconds(w) for w in windows), 3),
     }
 
