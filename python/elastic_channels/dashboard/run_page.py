@@ -11,6 +11,7 @@ from . import metrics_sql as m
 from .common import load, pick_run, show_page
 from .refresh import RunState
 from .run_landed import METRIC_COLUMNS, show_landed
+from .run_outcome import show_outcome
 from .run_progress import from_workers, stale_after
 from .source import DataSource, NoData
 from .stages_view import show_stages
@@ -83,7 +84,8 @@ def _add_target(src: DataSource, run_id: str, cols: m.MetricsColumns, df: pd.Dat
     its workers' added up), else a per-worker target times the workers reporting."""
     if TARGET in df.columns and pd.to_numeric(df[TARGET], errors="coerce").notna().any():
         st.caption(
-            "Target: the load shape's, per window (the workers' targets added up)."
+            "Target: the load shape's, per window, for every worker the run started (a "
+            "worker that died makes the fleet fall short of it)."
             + (" Shaded: warmup windows, outside the run's figures." if _warm(df).any() else "")
         )
         return
@@ -218,6 +220,7 @@ def _body(src: DataSource) -> RunState | None:
         st.info(f"{NO_METRICS}: {m.TABLE} is empty.")
         return None
     run_id = pick_run(list(runs["RUN_ID"]), key="metrics_run")
+    show_outcome(src, run_id)
     got = load(src, m.window_seconds(d, run_id, cols))["WINDOW_S"].iloc[0]
     window = float(got) if pd.notna(got) else None
     # three windows without a line: the worker stopped (or its lines are not getting through)

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EXIT_CODES", "OUTCOMES", "Interrupt", "Outcome", "decide", "outcome_of"]
+__all__ = ["EXIT_CODES", "OUTCOMES", "WORDS", "Interrupt", "Outcome", "decide", "outcome_of"]
 
 #: Outcome -> exit code, from the worst down.
 EXIT_CODES = {
