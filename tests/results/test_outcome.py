@@ -52,3 +52,10 @@ def test_a_result_recorded_before_outcomes_is_unknown() -> None:
     assert outcome_of({"thresholds_held": True})["outcome"] == "unknown"
     recorded = {"outcome": {"outcome": "rows_lost", "exit_code": 3, "reasons": ["x"]}}
     assert outcome_of(recorded) == {"outcome": "rows_lost", "exit_code": 3, "reasons": ["x"]}
+
+
+def test_a_run_that_sent_nothing_does_not_pass() -> None:
+    outcome = decide(thresholds=[HELD], rows_sent=0)
+    assert outcome.name == "workers_failed"
+    assert outcome.reasons[0] == "no worker sent a row after warmup"
+    assert decide(thresholds=[HELD], rows_sent=None).passed

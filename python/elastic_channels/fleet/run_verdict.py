@@ -78,7 +78,9 @@ def run_outcome(
     """The outcome of a run from its result document (thresholds as evaluated) and what
     happened to it."""
     loss = landed_problems(landed)
+    sent = (doc.get("figures") or {}).get("rows_sent")
     return decide(
+        rows_sent=sent if isinstance(sent, int) else None,
         interrupt=interrupt,
         failed_workers=failed,
         loss=loss,

@@ -105,13 +105,16 @@ def decide(
     thresholds: Sequence[Mapping[str, Any]] = (),
     thresholds_error: str | None = None,
     not_started: str | None = None,
+    rows_sent: int | None = None,
 ) -> Outcome:
     """The run's outcome from what happened to it.
 
     ``failed_workers``: one mapping per worker that failed (``worker_id``, ``how``: how
     it ended, ``at_s``: when, seconds after the start, ``loss``: what is known of its
     unacked rows). ``loss``: what the landed check found wrong, one sentence each.
-    ``thresholds``: the scenario's thresholds as evaluated (``held``, ``text``)."""
+    ``thresholds``: the scenario's thresholds as evaluated (``held``, ``text``).
+    ``rows_sent``: the rows the workers sent after warmup (0 fails the run; None: not
+    known)."""
     found: list[tuple[str, str]] = []
     if not_started:
         found.append(("could_not_start", not_started))
@@ -119,6 +122,8 @@ def decide(
         found.append(("interrupted", f"stopped by {interrupt.text()}"))
     for w in failed_workers:
         found.append(("workers_failed", _worker_text(w)))
+    if rows_sent == 0:  # a run that measured nothing has not passed anything
+        found.append(("workers_failed", "no worker sent a row after warmup"))
     found += [("rows_lost", text) for text in loss]
     if thresholds_error:
         found.append(("thresholds_failed", f"thresholds cannot be checked: {thresholds_error}"))
