@@ -53,6 +53,9 @@ class Stage:
     def remove(self, file_path: str) -> bool:
         return self.files.pop(file_path, None) is not None
 
+    def check_owner(self, file_path: str, user: str) -> None:
+        """Every file here is the (one) client's own."""
+
 
 class Lander:
     """What registration spools: (request id, frame bytes, raw bytes) per fragment."""

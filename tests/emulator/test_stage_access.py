@@ -112,10 +112,6 @@ def test_a_location_belongs_to_the_user_it_was_granted_to(stage, tls):
             stage.check_owner(other, who)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registration does not call Stage.check_owner yet (api/files.py, the lead's)",
-)
 def test_a_client_cannot_register_another_users_file(emu):
     alice = FileModeClient(emu.info(), emu.tokens.issue("EMULATOR_USER", "localhost"))
     bob = FileModeClient(emu.info(), emu.tokens.issue("OTHER_USER", "localhost"))

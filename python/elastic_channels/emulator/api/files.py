@@ -56,6 +56,10 @@ class StagedFiles(Protocol):
 
     def remove(self, file_path: str) -> object: ...
 
+    def check_owner(self, file_path: str, user: str) -> None:
+        """ValueError unless ``file_path`` is in a location issued to ``user``."""
+        ...
+
 
 class FileRegistrations:
     """Takes fragment registrations; thread-safe."""
@@ -85,17 +89,23 @@ class FileRegistrations:
         request_id: str,
         body: bytes,
         admit: Callable[[int], None] | None = None,
+        user: str = "",
     ) -> int:
         """Take one call's fragments; the number of rows newly taken. ApiError if any
         fragment is bad or disagrees with one taken (then none is taken). ``admit(n)``:
         called with the new fragments' uncompressed bytes once every check passed,
         before any is taken; its ApiError (the channel limit's 429) refuses the call
-        whole too."""
+        whole too. ``user``: the registering client's, who must own every file named."""
         try:
             doc = decode_json(body)
         except BadJson as e:
             raise ApiError(400, "ERR_INVALID_BODY", str(e)) from None
         fragments = parse_fragments(doc, self._names.key_for)
+        for frag in fragments:  # a client registers only files of its own locations
+            try:
+                self._stage.check_owner(frag.file_path, user)
+            except ValueError as e:
+                raise ApiError(403, "ERR_FILE_NOT_AUTHORIZED", str(e)) from None
         ids = [f.id for f in fragments]
         if len(set(ids)) != len(ids):
             raise ApiError(400, "ERR_INVALID_FILE_FRAGMENT", "a fragment is listed twice")

@@ -261,8 +261,9 @@ class SnowpipeApi:
                 404, "ERR_CHANNEL_DOES_NOT_EXIST", f"channel {key[3]} is not open"
             ) from None
         self._files.register(
-            key, req.request_id, req.body, admit=lambda n: self._admit(req, key, n)
-        )
+            key, req.request_id, req.body, admit=lambda n: self._admit(req, key, n),
+            user=req.user or "",
+        )  # fmt: skip
         token = self._stats.next_continuation(key)
         if self._answer_delay_s > 0:
             time.sleep(self._answer_delay_s)
