@@ -163,6 +163,7 @@ EMU_PID=$!
 for _ in $(seq 120); do [ -s "$W/emu/info.json" ] && break; kill -0 "$EMU_PID" 2>/dev/null || break; sleep 0.5; done
 [ -s "$W/emu/info.json" ] || { cat "$W/emulator.log" >&2; die "the emulator did not start"; }
 info() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))" "$W/emu/info.json" "$1"; }
+kc delete secret snowflake-key --namespace "$NS" --ignore-not-found >/dev/null
 kc create secret generic snowflake-key --namespace "$NS" \
     --from-file=rsa_key.p8="$(info private_key_file)" --from-file=ca.pem="$(info ssl_cert_file)" >/dev/null
 STAGE=$(info "client_env['AWS_ENDPOINT_URL']")

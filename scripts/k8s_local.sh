@@ -398,7 +398,9 @@ cmd_down() {
     fi
     ip link del "$BRIDGE" 2>/dev/null || true
     # mounts the kubelet and containerd left under the state directory, deepest first
-    grep -o " $ST/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    { grep -o " $ST/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do
+        umount -l "$m" 2>/dev/null || true
+    done
     if [ "$purge" = 1 ] && [ -d "$ST" ]; then
         rm -rf "$ST"
         echo "removed $ST" >&2
