@@ -62,7 +62,7 @@ def test_the_summary_line_says_gb_credits_source_and_dollars() -> None:
     line = price_line(figures, {"credits_per_gb": 0.0037, "price_per_credit": 3.0})
     assert line == (
         "billable: 2 GB of values -> 0.0074 credits (at 0.0037 credits/GB, Snowflake's "
-        "consumption table, effective 2026-01-13) = $0.0222 at $3 a credit"
+        "consumption table, effective 2026-01-13) = $0.02 at $3 a credit"
     )
     no_price = price_line(billable_figures([{"billable_bytes": 2_000_000_000}], None), None)
     assert no_price is not None and no_price.endswith("for the cost in dollars")

@@ -22,6 +22,7 @@ __all__ = [
     "GB",
     "PRICE_SETTINGS",
     "billable_figures",
+    "dollars",
     "price_line",
     "price_settings",
 ]
@@ -88,10 +89,15 @@ def billable_figures(
     credits = gb * per_gb
     cost = credits * float(per_credit) if per_credit is not None else None
     return {
-        "billable_gb": round(gb, 6),
-        "ingest_credits": round(credits, 6),
-        "ingest_cost": round(cost, 4) if cost is not None else None,
+        "billable_gb": _sig(gb),
+        "ingest_credits": _sig(credits),
+        "ingest_cost": _sig(cost) if cost is not None else None,
     }
+
+
+def _sig(x: float) -> float:
+    """``x`` to 6 significant digits (a short run's cost is a tiny sum, not 0)."""
+    return float(f"{x:.6g}")
 
 
 def price_line(figures: Mapping[str, Any], price: Mapping[str, Any] | None) -> str | None:
@@ -111,4 +117,9 @@ def price_line(figures: Mapping[str, Any], price: Mapping[str, Any] | None) -> s
     per_credit = price.get("price_per_credit")
     if per_credit is None or figures.get("ingest_cost") is None:
         return line + "; set --price-per-credit or PRICE_PER_CREDIT for the cost in dollars"
-    return line + f" = ${figures['ingest_cost']:,.4f} at ${per_credit:g} a credit"
+    return line + f" = {dollars(figures['ingest_cost'])} at ${per_credit:g} a credit"
+
+
+def dollars(x: float) -> str:
+    """``$1,670.40``; a sum under a cent in two significant digits (``$1.6e-05``)."""
+    return f"${x:,.2f}" if x >= 0.01 or x == 0 else f"${x:.2g}"

@@ -10,6 +10,7 @@ from typing import Any
 
 from . import store, table
 from .outcome import outcome_of
+from .price import dollars
 
 DESCRIPTION = (
     "List the results every `elastic-channels run` recorded in HOME/results (one JSON "
@@ -122,7 +123,7 @@ def _cells(x: dict[str, Any]) -> list[str]:
 def _ingest(x: dict[str, Any]) -> str:
     """The run's ingest cost: dollars at its price per credit, else credits, else -."""
     if _num(x.get("ingest_cost"), "") != "-":
-        return f"${x['ingest_cost']:,.2f}"
+        return dollars(x["ingest_cost"])
     return _num(x.get("ingest_credits"), "{:.4f} cr")
 
 
