@@ -138,3 +138,31 @@ def test_no_sdk_metrics_leaves_them_out(profile, tmp_path):
     lines = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
     assert lines[-1]["type"] == "summary" and lines[-1]["rows_acked"] > 0
     assert all("sdk" not in x and "sdk_throttled_windows" not in x for x in lines)
+
+
+def test_the_sdks_throttling_shows_in_the_windows_and_is_counted(profile, tmp_path):
+    """The SDK's in-flight limit lowered to 2 MB (a client property) at 5 MB/s: the SDK
+    refuses appends (ReceiverSaturated, which the worker waits out) and counts each
+    refusal; the windows say so and the summary counts them, and every row lands."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "elastic_channels.worker", "--profile", str(profile),
+         "--target-bps", "5e6", "--duration-seconds", "2", "--window-seconds", "1",
+         "--run-id", "sdk-throttled", "--sdk-property", "max_inflight_megabytes_per_channel=2"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
+    windows, summary = lines[:-1], lines[-1]
+    throttled = [w for w in windows if w.get("sdk_throttled")]
+    assert throttled, [w["sdk"]["throttle"] for w in windows]
+    for w in throttled:
+        assert (
+            w["sdk_throttled"]["inflight_byte_limit"]
+            == w["sdk"]["throttle"]["inflight_byte_limit"]
+            > 0
+        )
+    assert summary["sdk_throttled_windows"] == len(throttled)
+    assert summary["sdk"]["throttle"]["inflight_byte_limit"] == sum(
+        w["sdk"]["throttle"]["inflight_byte_limit"] for w in windows
+    )
+    assert summary["unacked_rows"] == 0 and summary["rows_acked"] == summary["rows_sent"] > 0
