@@ -36,6 +36,7 @@ is refused (400). The result comes in one partition of at most
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -43,12 +44,13 @@ from typing import Any
 
 from ..api.json_body import BadJson, decode_json
 from .bindings import bindings
-from .bookkeeping import own_relations
+from .bookkeeping import OwnRelations, own_relations
 from .errors import SqlApiError, bad_request
 from .execute import Deadline, execute
 from .pool import StatementPool
 from .results import Answer
 from .translate import translate
+from .values_rows import collapse, expand
 
 __all__ = [
     "MAX_TIMEOUT_S",
@@ -98,13 +100,38 @@ def answer_statement(
             own = own_relations(cur)
         finally:
             cur.close()
-        sql, _, n_params = translate(statement, own)
+        sql, checked, n_params = _translated(statement, own)
         if sql is None:
             return Answer.status_only()
         params = bindings(body.get("bindings"), n_params)
-        return execute(sql, params, write_con, read_con, deadline)
+        return execute(sql, params, write_con, read_con, deadline, checked=checked)
     except SqlApiError as e:
         return Answer.error(e)
+
+
+@functools.lru_cache(maxsize=64)
+def _translate_once(statement: str, own: OwnRelations) -> tuple[str | None, bool, int]:
+    """:func:`translate`, remembered: a client writing rows in batches sends the same
+    one-row statement every time (a translation depends on nothing else)."""
+    return translate(statement, own)
+
+
+def _translated(statement: str, own: OwnRelations) -> tuple[str | None, str | None, int]:
+    """``(DuckDB SQL, the one-row SQL the guard reads or None, bind variables)``: a run
+    of ``VALUES`` tuples of bind variables is read once (``values_rows.py``); any
+    trouble on that path (an error, a tuple not found) takes the full one, so errors
+    read as before."""
+    cut = collapse(statement)
+    if cut is not None:
+        try:
+            one, _, n_one = _translate_once(cut.statement, own)
+        except SqlApiError:
+            one = None
+        expanded = expand(one, n_one, cut) if one is not None else None
+        if expanded is not None:
+            return expanded[0], one, expanded[1]
+    sql, _, n_params = translate(statement, own)
+    return sql, None, n_params
 
 
 def handle_statement(body: Any, write_con: Any, read_con: Any = None) -> tuple[int, dict[str, Any]]:

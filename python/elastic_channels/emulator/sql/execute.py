@@ -93,20 +93,23 @@ def execute(
     write_con: Any,
     read_con: Any = None,
     deadline: Deadline | None = None,
+    checked: str | None = None,
 ) -> Answer:
-    """Run ``sql`` (DuckDB SQL, one statement) with ``params``; its answer."""
+    """Run ``sql`` (DuckDB SQL, one statement) with ``params``; its answer. ``checked``:
+    the text the guard reads instead (``sql`` with one row of a ``VALUES`` run of bind
+    variables, see ``values_rows.py``)."""
     cur = write_con.cursor()
     is_query = False
     try:
-        is_query = guard.is_query(cur, sql)
+        is_query = guard.is_query(cur, checked or sql)
         if is_query and read_con is not None:
             cur.close()
             cur = read_con.cursor()
         if is_query:
-            guard.check_query(cur, sql)
+            guard.check_query(cur, checked or sql)
             cur.execute("BEGIN TRANSACTION READ ONLY")
         else:
-            guard.check_write(cur, sql)
+            guard.check_write(cur, checked or sql)
         try:
             with _interrupted_at(cur, deadline):
                 cur.execute(sql, params or None)
