@@ -8,7 +8,11 @@ alone: writing a window or a summary again replaces its row, never adds one (two
 that claim one worker id have rows of their own).
 
 A statement holds at most CHUNK_ROWS rows and CHUNK_BYTES of values (the emulator takes
-request bodies up to 1 MiB). When the target refuses a statement for what it holds
+request bodies up to 1 MiB, Snowflake statements with their bindings up to 1 MB): the
+bytes bound it, ~250 rows of ~3.5 KB. Up to IN_FLIGHT statements of one upsert run at
+once (its rows have one key each, so no two statements touch one row; the upsert
+returns once all are done), so a target's per-statement latency is paid once per
+IN_FLIGHT statements, not once per statement. When the target refuses a statement for what it holds
 (HTTP 400, 413, 422: a value it cannot store, a body too large), the statement's rows
 are split in halves and written again, down to the single rows it refuses: those are
 set aside and returned with the target's reason, every other row is written. A target
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,8 +38,10 @@ from .stage_table import StageTable
 
 __all__ = ["MetricsSink", "RefusedRow", "SqlMetricsSink"]
 
-#: Rows per MERGE statement (each row binds ~40 values).
-CHUNK_ROWS = 100
+#: Rows per MERGE statement at most (each row binds ~45 values; CHUNK_BYTES binds first).
+CHUNK_ROWS = 1000
+#: MERGE statements of one upsert in flight at once (the emulator runs 4 at once).
+IN_FLIGHT = 4
 #: Bytes of bound values per MERGE (as the request's JSON spells them), under the
 #: emulator's 1 MiB request cap with room for the statement's text.
 CHUNK_BYTES = 900_000
@@ -178,19 +185,26 @@ class SqlMetricsSink(LandingReads):
         names = [n for n, _ in WRITTEN_COLUMNS]
         nulls = [TypedNull.of(t) for _, t in WRITTEN_COLUMNS]
         attempt = _Attempt()
-        chunk: list[_Bound] = []
+        chunks: list[list[_Bound]] = [[]]
+        size = 0
         for r in unique:
             values = (r.get(n) for n in names)
             params = [null if v is None else v for v, null in zip(values, nulls, strict=True)]
             bound = _Bound(r, params, sum(_bound_size(v) for v in params))
-            if chunk and (
-                len(chunk) == CHUNK_ROWS or sum(b.size for b in chunk) + bound.size > CHUNK_BYTES
-            ):
-                self._write(chunk, attempt)
-                chunk = []
-            chunk.append(bound)
-        if chunk:
-            self._write(chunk, attempt)
+            if chunks[-1] and (len(chunks[-1]) == CHUNK_ROWS or size + bound.size > CHUNK_BYTES):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(bound)
+            size += bound.size
+        if len(chunks) == 1:
+            if chunks[0]:
+                self._write(chunks[0], attempt)
+            return attempt.refused
+        with ThreadPoolExecutor(min(IN_FLIGHT, len(chunks)), "monitor-merge") as pool:
+            futures = [pool.submit(self._write, c, attempt) for c in chunks]
+            wait(futures)  # every statement ends before the first failure is raised
+        for f in futures:
+            f.result()
         return attempt.refused
 
     def _write(self, chunk: list[_Bound], attempt: _Attempt) -> None:
