@@ -77,6 +77,11 @@ class WorkerConfig:
     first_seq: int = 0
     #: Epoch seconds to start sending at (``--start-at``), or None: at once.
     start_at: float | None = None
+    #: Take the start from this ConfigMap (``NAMESPACE/NAME``), once ready; see
+    #: :mod:`.start_barrier`. ``ready_file``: written once the channel is open.
+    start_configmap: str | None = None
+    ready_file: str | None = None
+    start_timeout_s: float = 900.0
     #: The load shape (``--stages``), or None: one stage of ``target_bps`` for
     #: ``duration_s``. :meth:`schedule` is the one to follow.
     stages: tuple[Stage, ...] | None = None
@@ -216,6 +221,9 @@ def load_config(
         target_bps=get("target_bps"),
         duration_s=get("duration_seconds"),
         start_at=get("start_at"),
+        start_configmap=get("start_configmap"),
+        ready_file=get("ready_file"),
+        start_timeout_s=get("start_timeout_seconds"),
         batch_bytes=get("batch_bytes"),
         database=str(acct.database),
         schema=acct.schema,

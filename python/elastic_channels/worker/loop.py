@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sdk.session import ConnectError
 from .meter import Meter
 from .pacing import Pacer
+from .start_barrier import BarrierError, fleet_start, signal_ready
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -18,7 +20,8 @@ if TYPE_CHECKING:
 def run_worker(w: Worker) -> dict[str, Any]:
     cfg = w.cfg
     rows_per_batch = w.source.rows_per_batch()
-    gate = w.start_gate if cfg.start_at is None else None
+    barrier = cfg.start_configmap is not None
+    gate = w.start_gate if cfg.start_at is None and not barrier else None
     try:
         w.channel.open(lambda: w._stopping)
     except ConnectError as e:
@@ -28,13 +31,23 @@ def run_worker(w: Worker) -> dict[str, Any]:
         summary = w.summary(0, error=str(e))
         w._emit(summary)
         return summary
-    while cfg.start_at is not None and not w._stopping and time.time() < cfg.start_at:
+    signal_ready(Path(cfg.ready_file) if cfg.ready_file else None)  # the pod is ready
+    start_at = cfg.start_at
+    if barrier:  # the fleet's one start, written once every pod is ready
+        try:
+            start_at = fleet_start(cfg, lambda: w._stopping)
+        except BarrierError as e:
+            print(f"worker {cfg.worker_id}: {e}", file=sys.stderr)
+            summary = w.summary(0, error=str(e))
+            w._emit(summary)
+            return summary
+    while start_at is not None and not w._stopping and time.time() < start_at:
         # the run's agreed start: every worker sends together (nothing to meter before)
-        time.sleep(min(0.2, max(0.0, cfg.start_at - time.time())))
+        time.sleep(min(0.2, max(0.0, start_at - time.time())))
     # The schedule runs on the wall clock from the run's agreed start (a worker that is
     # late joins it where it stands), else from when the worker's channels are all open
     # (one channel: its own); its warmup ends on a window boundary.
-    origin = cfg.start_at
+    origin = start_at
     if gate is not None:
         gate.arrive()
         origin = gate.wait(lambda: w._stopping)

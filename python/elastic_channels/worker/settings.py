@@ -44,6 +44,17 @@ SETTINGS: tuple[Setting, ...] = (
       "(run sets it a few seconds ahead, on a window boundary; a worker whose channel "
       "opens later joins the schedule where it stands)", float, None, "START_AT",
       default_text="as soon as the channel is open"),
+    S("start_configmap", "--start-configmap", "NAMESPACE/NAME of a ConfigMap to take the "
+      "run's start from (key start_at, epoch seconds): once its channel is open the worker "
+      "says it is ready (--ready-file) and waits until the start is written there, so the "
+      "pods of a Job all start together however long each took to be scheduled "
+      "(deploy/run_job.sh writes it once every pod is ready); overrides --start-at",
+      env="START_CONFIGMAP", default_text="none"),
+    S("ready_file", "--ready-file", "a file written once the channel is open: a pod's "
+      "readiness probe tests for it", env="READY_FILE", default_text="none"),
+    S("start_timeout_seconds", "--start-timeout-seconds", "with --start-configmap, give up "
+      "(exit 1) when no start was written after this long", float, 900.0,
+      "START_TIMEOUT_SECONDS"),
     S("stages", "--stages", "the load shape, per worker: a JSON list of stages, each "
       '{"seconds": S, "from_bps": R0, "to_bps": R1} in bytes/s (R0 == R1: a constant '
       "rate; else a linear ramp from R0 to R1); the run lasts --warmup-seconds plus the "
