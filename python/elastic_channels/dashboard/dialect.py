@@ -80,6 +80,16 @@ class Dialect:
             return f"json_extract_string({column}, '$.{key}')"
         return f"{column}:{key}::STRING"
 
+    def json_double(self, column: str, path: tuple[str, ...]) -> str:
+        """The number at ``path`` (names from the code) inside a JSON (VARIANT) column as
+        a DOUBLE, NULL when absent or JSON null: ``SDK``, ``("ms", "file_upload", "mean")``
+        is ``SDK:ms.file_upload.mean`` on Snowflake."""
+        if not path or not all(_NAME.fullmatch(k) for k in path):
+            raise ValueError(f"not a JSON path the dashboard reads: {path!r}")
+        if self.name == "duckdb":
+            return f"CAST(json_extract_string({column}, '$.{'.'.join(path)}') AS DOUBLE)"
+        return f"CAST({column}:{'.'.join(path)} AS DOUBLE)"
+
     def json_compact(self, expr: str) -> str:
         """A JSON (VARIANT) value as compact JSON text (no spaces between tokens)."""
         if self.name == "duckdb":

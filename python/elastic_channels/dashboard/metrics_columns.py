@@ -60,6 +60,9 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "state": ("STATE", "WORKER_STATE", "STATUS"),
     "error": ("ERROR", "ERROR_MESSAGE", "LAST_ERROR"),
     "raw": ("RAW",),
+    "sdk": ("SDK",),
+    "sdk_throttled": ("SDK_THROTTLED",),
+    "ack_hist": ("ACK_LATENCY_HIST",),
 }
 
 #: (concept, label on the page) of the per-window series, in drawing order.

@@ -8,6 +8,7 @@ import streamlit as st
 
 from . import charts
 from . import metrics_sql as m
+from .ack_time_view import show_ack_time
 from .common import load, pick_run, show_page
 from .refresh import RunState
 from .run_landed import METRIC_COLUMNS, show_landed
@@ -231,6 +232,7 @@ def _body(src: DataSource) -> RunState | None:
     totals = _totals(src, run_id, cols)
     landed = st.container()  # beside the totals, filled last (it scans the sales table)
     _series(src, run_id, cols, window)
+    show_ack_time(src, run_id, cols)
     show_stages(src, run_id)
     state = from_workers(src, workers, window)
     _workers(workers, stale_s, state.over)
