@@ -72,18 +72,22 @@ def _hist(*ms: float) -> str:
 def sdk_rows(t0: float) -> list[dict[str, Any]]:
     """Four 1 s fleet windows (and one worker's rows) as the monitor writes them: files
     (acks 1100 and 1300 ms: mean 1200), files throttled by the in-flight byte limit,
-    inline, and one whose ack mean is below the SDK's parts."""
+    inline, one whose ack mean is below the SDK's parts; and a sliver after the end of
+    sending (partial, 0.2 s), which the query leaves out."""
     windows = [
         (_sdk(), _hist(1100, 1300)),
         (_sdk(throttle={"inflight_byte_limit": 20, "memory_limit": 1}), _hist(1500)),
         (_sdk(inline=True), _hist(1000)),
         (_sdk(), _hist(500)),
+        (_sdk(), _hist(100)),
     ]
     rows = []
     for i, (sdk, hist) in enumerate(windows):
         span = {"window_start": t0 + i, "window_seconds": 1.0, "start": t0 + i,
                 "end": t0 + i + 1, "rows": 100, "bytes": 30_000, "acks": 2,
                 "mb_per_s": 0.03, "ack_hist_us": hist, "sdk": sdk}  # fmt: skip
+        if i == len(windows) - 1:  # the sliver after sending: 0.2 s of a 1 s window
+            span.update(end=t0 + i + 0.2, partial=True)
         rows.append(worker_row({**span, "run_id": RUN, "worker_id": 0, "mb_per_s": 0.03}))
         throttled = {k: v for k, v in sdk["throttle"].items() if v}
         rows.append(fleet_row(RUN, {**span, "workers": 1, **({"sdk_throttled": throttled}
@@ -113,7 +117,7 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def test_decompose_hand_made_rows() -> None:
-    parts = a.decompose(_frame(sdk_rows(1_700_000_000.0)))
+    parts = a.decompose(_frame(sdk_rows(1_700_000_000.0))[:4])
     # files: buffer 900 + 15, upload 40, insert_files 25; ack mean 1200: the rest 220
     assert list(parts["buffer"]) == pytest.approx([915.0] * 4)
     assert list(parts["upload"]) == pytest.approx([40.0, 40.0, 0.0, 40.0])
@@ -163,7 +167,7 @@ def test_query_reads_the_paths(tmp_path: Path, dialect: Any) -> None:
         got = con.execute(text, list(stmt.params)).df()
     finally:
         con.close()
-    want = _frame(rows)
+    want = _frame(rows)[:4]  # not the sliver
     assert len(got) == 4
     for col in [*a.SDK_PATHS, *a.THROTTLE, "SDK_THROTTLED"]:
         assert pd.to_numeric(got[col]).tolist() == pytest.approx(

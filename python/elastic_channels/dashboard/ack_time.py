@@ -73,7 +73,9 @@ ACK_MEAN = "ack mean"
 
 
 def query(d: Dialect, run_id: str, m: MetricsColumns) -> Statement | None:
-    """The run's fleet windows that carry SDK figures, oldest first: ``T0``, ``T``, the
+    """The run's fleet windows that carry SDK figures, oldest first (a partial window
+    covering less than half its length left out, as the other charts leave it: the
+    sliver after the end of sending): ``T0``, ``T``, the
     figures of :data:`SDK_PATHS` and :data:`THROTTLE`, ``SDK_THROTTLED`` and
     ``ACK_HIST``; None when the table has no ``SDK`` column or no fleet rows."""
     if not (m.has("sdk") and m.has("is_fleet")):
@@ -84,11 +86,15 @@ def query(d: Dialect, run_id: str, m: MetricsColumns) -> Statement | None:
     throttled = m.col("sdk_throttled") if m.has("sdk_throttled") else "NULL"
     cols.append(f"{throttled} AS SDK_THROTTLED")
     cols.append(f"{m.col('ack_hist') if m.has('ack_hist') else 'NULL'} AS ACK_HIST")
+    kept = ""
+    if all(m.has(c) for c in ("partial", "start", "window_seconds")):  # as fleet_series
+        sliver = f"{d.diff_ms(m.col('start'), m.col('end'))} < 500 * {m.col('window_seconds')}"
+        kept = f" AND NOT ({m.flag('partial')} AND coalesce({sliver}, FALSE))"
     b = Binder()
     sql = (
         f"SELECT {', '.join(cols)} FROM {METRICS_TABLE_NAME} "
         f"WHERE {m.col('run')} = {b(run_id)} AND {m.flag('is_fleet')} "
-        f"AND NOT {m.flag('is_summary')} AND {sdk} IS NOT NULL ORDER BY T"
+        f"AND NOT {m.flag('is_summary')} AND {sdk} IS NOT NULL{kept} ORDER BY T"
     )
     return Statement(sql, b.params)
 
