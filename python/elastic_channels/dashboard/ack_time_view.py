@@ -32,44 +32,31 @@ _COLORS = alt.Scale(domain=list(a.PARTS), range=["#4c78a8", "#72b7b2", "#f58518"
 
 
 def chart(parts: pd.DataFrame) -> alt.LayerChart:
-    """The stack (one bar per window, ``T0`` to ``T``), the processing lines, and red
-    shading over the throttled windows, from :func:`.ack_time.decompose`'s frame."""
-    x_title = "window (UTC)"
+    """The stack (one bar per window, ``T0`` to ``T``), the processing means (a rule
+    across each window), and red over the throttled windows, from
+    :func:`.ack_time.decompose`'s frame."""
+    x = alt.X(
+        "T0:T",
+        title="window (UTC)",
+        scale=alt.Scale(type="utc"),
+        axis=alt.Axis(format=charts.TIME_FORMAT, labelAngle=0),
+    )
+    when = [alt.Tooltip("from (UTC)", type="nominal"), alt.Tooltip("to (UTC)", type="nominal")]
+    spans = parts.assign(**{"from (UTC)": charts.utc_text(parts["T0"]),
+                            "to (UTC)": charts.utc_text(parts["T"])})  # fmt: skip
     stack = []
     bottom = pd.Series(0.0, index=parts.index)
     for part in a.PARTS:
         value = parts[part]
-        stack.append(parts[["T0", "T"]].assign(part=part, y0=bottom, y1=bottom + value, ms=value))
+        stack.append(spans.assign(part=part, y0=bottom, y1=bottom + value, ms=value))
         bottom = bottom + value.fillna(0.0)
-    bars = pd.concat(stack, ignore_index=True).dropna(subset=["y1"])
-    bars["from (UTC)"] = charts.utc_text(bars["T0"])
-    bars["to (UTC)"] = charts.utc_text(bars["T"])
-    layers: list[alt.Chart] = []
-    throttled = parts[parts["throttled"]]
-    if not throttled.empty:
-        spans = throttled[["T0", "T", "throttle"]].assign(what=THROTTLED_SAID)
-        layers.append(
-            alt.Chart(spans)
-            .mark_rect(opacity=0.15, color="red")
-            .encode(
-                x=alt.X("T0:T", scale=alt.Scale(type="utc")),
-                x2="T:T",
-                tooltip=[
-                    alt.Tooltip("what", type="nominal", title=None),
-                    alt.Tooltip("throttle", type="nominal", title="limit hit"),
-                ],
-            )
-        )
-    layers.append(
+    cols = ["T0", "T", "from (UTC)", "to (UTC)", "part", "y0", "y1", "ms"]
+    bars = pd.concat([p[cols] for p in stack], ignore_index=True).dropna(subset=["y1"])
+    layers: list[alt.Chart] = [
         alt.Chart(bars)
-        .mark_bar()
+        .mark_bar(opacity=0.8)
         .encode(
-            x=alt.X(
-                "T0:T",
-                title=x_title,
-                scale=alt.Scale(type="utc"),
-                axis=alt.Axis(format=charts.TIME_FORMAT, labelAngle=0),
-            ),
+            x=x,
             x2="T:T",
             y=alt.Y("y0", type="quantitative", title="mean ms"),
             y2="y1",
@@ -81,25 +68,54 @@ def chart(parts: pd.DataFrame) -> alt.LayerChart:
                 legend=alt.Legend(orient="bottom"),
             ),
             tooltip=[
-                alt.Tooltip("from (UTC)", type="nominal"),
-                alt.Tooltip("to (UTC)", type="nominal"),
+                *when,
                 alt.Tooltip("part", type="nominal"),
                 alt.Tooltip("ms", type="quantitative", format=",.1f", title="mean ms"),
             ],
         )
-    )
+    ]
     lines = [c for c in a.PROCESSING.values() if parts[c].notna().any()]
     if lines:
+        long = spans[["T0", "T", "from (UTC)", "to (UTC)", *lines]].melt(
+            ["T0", "T", "from (UTC)", "to (UTC)"], var_name="series", value_name="ms"
+        )
         layers.append(
-            charts.lines(parts, lines, x_title, "mean ms").encode(
+            alt.Chart(long.dropna(subset=["ms"]))
+            .mark_rule(strokeWidth=2)
+            .encode(
+                x=x,
+                x2="T:T",
+                y=alt.Y("ms", type="quantitative"),
                 color=alt.Color(
                     "series",
                     type="nominal",
                     title=None,
-                    scale=alt.Scale(range=["black", "dimgray"]),
+                    scale=alt.Scale(domain=list(a.PROCESSING.values()), range=["black", "purple"]),
                     legend=alt.Legend(orient="bottom"),
-                )
+                ),
+                tooltip=[
+                    *when,
+                    alt.Tooltip("series", type="nominal"),
+                    alt.Tooltip("ms", type="quantitative", format=",.1f", title="mean ms"),
+                ],
             )
+        )
+    throttled = spans[parts["throttled"]]
+    if not throttled.empty:  # behind the see-through bars: the window shows red
+        marked = throttled[["T0", "T", "from (UTC)", "to (UTC)", "throttle"]]
+        layers.insert(
+            0,
+            alt.Chart(marked.assign(what=THROTTLED_SAID))
+            .mark_rect(opacity=0.25, color="red")
+            .encode(
+                x=x,
+                x2="T:T",
+                tooltip=[
+                    alt.Tooltip("what", type="nominal", title=None),
+                    *when,
+                    alt.Tooltip("throttle", type="nominal", title="limit hit"),
+                ],
+            ),
         )
     return alt.LayerChart(layer=layers).resolve_scale(color="independent")
 
@@ -120,8 +136,8 @@ def show_ack_time(src: DataSource, run_id: str, cols: MetricsColumns) -> None:
         "Per fleet window, the SDK's mean times, stacked: buffer (input + output buffer), "
         "upload (a file's to the stage), registration/API (insert_files, or insert_rows "
         "for inline sends), and the rest of the mean ack latency (floored at 0). Means "
-        "add up, quantiles do not. The lines: the SDK's own processing mean (buffer to "
-        "registered), not stacked."
+        "add up, quantiles do not. The black (purple: inline) rules across a window: the "
+        "SDK's own processing mean (buffer to registered), for comparison, not stacked."
     )
     st.altair_chart(chart(parts), width="stretch")
     throttled = parts[parts["throttled"]]
