@@ -26,6 +26,17 @@ class RowGenerator(Protocol):
         consuming them."""
         ...
 
+    def billable_len(self, n: int, sale_time_us: int) -> int | None:
+        """The billable bytes (the values' bytes: ``elastic_channels.billable``) of
+        ``next_batch(n, sale_time_us)``, without making the rows or consuming them."""
+        ...
+
+    @property
+    def last_billable_bytes(self) -> int | None:
+        """The billable bytes of the last batch made, counted as it was made (None
+        before the first)."""
+        ...
+
 
 class RowObjectGenerator(RowGenerator, Protocol):
     """A generator that can also hand out row objects, for the SDK's public
