@@ -227,3 +227,21 @@ def test_page_table_without_sdk_column(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert not at.error
     assert NO_SDK in [c.value for c in at.caption]
     assert any(s.value == "Batch ack latency (ms)" for s in at.subheader)
+
+
+def test_chart_layers() -> None:
+    """The throttled windows red behind the stack, the processing means as rules; a
+    valid Vega-Lite spec (Altair validates it)."""
+    from elastic_channels.dashboard.ack_time_view import chart
+
+    df = _frame(sdk_rows(1_700_000_000.0))[:4]
+    for c in ("T0", "T"):
+        df[c] = pd.to_datetime(df[c], utc=True)
+    spec = chart(a.decompose(df)).to_dict()
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rect", "bar", "rule"]
+    assert len(spec["datasets"]) == 3
+    throttled = next(d for d in spec["datasets"].values() if "throttle" in d[0])
+    assert [r["throttle"] for r in throttled] == ["memory limit x1, in-flight byte limit x20"]
+    # four windows, four parts each but the rest of none
+    bars = next(d for d in spec["datasets"].values() if "part" in d[0])
+    assert len(bars) == 16
