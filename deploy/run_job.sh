@@ -69,7 +69,10 @@
 #   --stage-endpoint URL    the S3 endpoint of the pipe's stage, for file mode's uploads
 #                           (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3); an account's pods
 #                           need none (the emulator's stage: scripts/k8s_e2e.sh)
-#   --wait                  after applying, wait for the Job to finish
+#   --wait                  after applying, wait for the Job to finish: exit 0 when it
+#                           completes, 1 with one line when it fails (a failed index
+#                           fails it) or a pod cannot start for START_GRACE_SECONDS
+#                           [120] (image not pulled, Secret or ConfigMap missing)
 #   --dry-run               print the manifests kubectl would get; touch no cluster.
 #                           Settings that are not given are named on stderr and shown
 #                           as <NAME> placeholders.
@@ -309,7 +312,45 @@ echo "run_job: started $WORKERS workers as job/$JOB_NAME in namespace $NAMESPACE
 [ -z "$WORKLOAD_SOURCE" ] ||
     echo "run_job: workload $WORKLOAD_SOURCE, to pipe $SNOWFLAKE_PIPE (made by: elastic-channels setup --workload $WORKLOAD_SOURCE)" >&2
 echo "run_job: follow: kubectl logs -n $NAMESPACE -l elastic-channels/run-id=$RUN_ID -f --prefix --max-log-requests $((WORKERS + 5))" >&2
+# --wait: until the Job is Complete (exit 0) or Failed (one failed index fails it:
+# backoffLimitPerIndex 0), or a pod cannot start (its image cannot be pulled, its
+# Secret or ConfigMap is missing) for START_GRACE_SECONDS: one line naming the pod and
+# why, instead of waiting out the Job's deadline.
+wait_for_job() {
+    local deadline=$((SECONDS + ACTIVE_DEADLINE_SECONDS + 60)) state name reason message
+    local grace=${START_GRACE_SECONDS:-120}
+    declare -A stuck_since=()
+    [[ $grace =~ ^[0-9]{1,5}$ ]] || die "START_GRACE_SECONDS must be whole seconds, got '$grace'"
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        state=$(kubectl get job "$JOB_NAME" --namespace "$NAMESPACE" -o \
+            jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}') ||
+            die "cannot read job/$JOB_NAME in '$NAMESPACE'"
+        case " $state " in
+            *" Complete "*)
+                echo "run_job: job/$JOB_NAME complete" >&2
+                return 0
+                ;;
+            *" Failed "*)
+                die "job/$JOB_NAME failed: $(kubectl get job "$JOB_NAME" --namespace "$NAMESPACE" -o \
+                    jsonpath='{range .status.conditions[?(@.type=="Failed")]}{.reason}: {.message}{end}; failed indexes: {.status.failedIndexes}')"
+                ;;
+        esac
+        while IFS=$'\t' read -r name reason message; do
+            case "$reason" in
+                ErrImagePull | ImagePullBackOff | InvalidImageName | ErrImageNeverPull | \
+                    CreateContainerConfigError | CreateContainerError)
+                    : "${stuck_since[$name]:=$SECONDS}"
+                    [ $((SECONDS - stuck_since[$name])) -lt "$grace" ] ||
+                        die "pod $name cannot start: $reason: $message (delete the run: kubectl delete job $JOB_NAME --namespace $NAMESPACE)"
+                    ;;
+                *) unset "stuck_since[$name]" ;;
+            esac
+        done < <(kubectl get pods --namespace "$NAMESPACE" -l "batch.kubernetes.io/job-name=$JOB_NAME" -o \
+            jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.containerStatuses[0].state.waiting.reason}{"\t"}{.status.containerStatuses[0].state.waiting.message}{"\n"}{end}')
+        sleep 5
+    done
+    die "job/$JOB_NAME neither completed nor failed within its deadline and a minute"
+}
 if [ "$WAIT" = 1 ]; then
-    kubectl wait --namespace "$NAMESPACE" --for=condition=complete "job/$JOB_NAME" \
-        --timeout="$((ACTIVE_DEADLINE_SECONDS + 60))s"
+    wait_for_job
 fi

@@ -115,10 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     checks.append(("no row landed twice", landed["duplicates"] == 0))
     if killed:
         least, most = landed["lost_at_least"], landed["lost_at_most"]
+        gone = landed["killed_workers"]
+        others_lost = least - sum(k["lost_at_least"] for k in gone)
         checks.append((
             "the killed worker's loss is within its bounds, the others lost nothing",
-            least >= 0 and (most is None or least <= most)
-            and all(k["worker_id"] == a.deleted_index for k in killed),
+            least >= 0 and (most is None or least <= most) and others_lost == 0
+            and [k["worker_id"] for k in killed] == [a.deleted_index],
         ))  # fmt: skip
     else:
         checks.append(

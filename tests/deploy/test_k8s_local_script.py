@@ -135,3 +135,64 @@ def test_bad_local_cluster_settings_are_named(args: list[str], message: str) -> 
     )  # fmt: skip
     assert proc.returncode != 0
     assert message in proc.stderr
+
+
+def _kubectl_answering(tmp_path: Path, conditions: str, pods: str) -> str:
+    """A stand-in kubectl for run_job.sh --wait: the Secret exists, the Job is new, and
+    reads of the Job's conditions and of its pods' waiting reasons get these answers."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(parents=True)
+    (tmp_path / "pods.txt").write_text(pods)
+    kubectl = bindir / "kubectl"
+    kubectl.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        "  'get secret'*) exit 0 ;;\n"
+        "  'get job '*'Failed'*) printf 'FailedIndexes: Job has failed indexes; "
+        "failed indexes: 1' ;;\n"
+        f"  'get job '*jsonpath*) printf '{conditions}' ;;\n"
+        "  'get job '*) exit 1 ;;\n"
+        f"  'get pods'*) cat {tmp_path / 'pods.txt'} ;;\n"
+        "  'apply '*) cat > /dev/null ;;\n"
+        "esac\n"
+    )
+    kubectl.chmod(0o755)
+    return f"{bindir}:/usr/bin:/bin"
+
+
+def _wait(path: str, grace: str = "0") -> subprocess.CompletedProcess:
+    return run_job(
+        "local-1", "--target-bps", "5e6", "--duration-seconds", "60", "--workers", "2",
+        *REQUIRED, "--wait", path=path, settings={"START_GRACE_SECONDS": grace},
+    )  # fmt: skip
+
+
+def test_wait_ends_when_the_job_completes(tmp_path: Path) -> None:
+    proc = _wait(_kubectl_answering(tmp_path, "SuccessCriteriaMet Complete ", ""))
+    assert proc.returncode == 0, proc.stderr
+    assert "job/elastic-local-1 complete" in proc.stderr
+
+
+def test_wait_fails_with_the_job_not_after_its_deadline(tmp_path: Path) -> None:
+    # one failed index fails the Job (backoffLimitPerIndex 0): never Complete
+    proc = _wait(_kubectl_answering(tmp_path, "FailureTarget Failed ", ""))
+    assert proc.returncode != 0
+    assert "job/elastic-local-1 failed: FailedIndexes" in proc.stderr
+    assert "failed indexes: 1" in proc.stderr
+
+
+def test_wait_names_a_pod_that_cannot_start(tmp_path: Path) -> None:
+    pods = (
+        "elastic-local-1-0-abcde\t\t\n"
+        'elastic-local-1-1-fghij\tImagePullBackOff\tBack-off pulling image "x:1"\n'
+    )
+    proc = _wait(_kubectl_answering(tmp_path, "", pods))
+    assert proc.returncode != 0
+    line = proc.stderr.strip().splitlines()[-1]
+    assert (
+        'pod elastic-local-1-1-fghij cannot start: ImagePullBackOff: Back-off pulling image "x:1"'
+        in line
+    )
+    assert "kubectl delete job elastic-local-1" in line
+    bad = _wait(_kubectl_answering(tmp_path / "b", "", pods), grace="soon")
+    assert "START_GRACE_SECONDS must be whole seconds" in bad.stderr
