@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from emulator_support import sdk_available
 
+from elastic_channels.billable import body_billable_bytes
 from elastic_channels.monitor import histogram
 from elastic_channels.worker.config import load_config
 from elastic_channels.worker.multi import CHANNEL_SEQ_STRIDE, MultiChannelWorker, merge_windows
@@ -93,6 +94,10 @@ def test_three_channels_split_the_rate_with_unique_txids_and_one_set_of_lines():
     assert sum(w["rows"] for w in windows) == summary["rows_sent"]
     assert all(w["channels"] == 3 and w["worker_id"] == 0 for w in windows)
     assert [x["type"] for x in lines][-1] == "summary" and len(lines) == len(windows) + 1
+    # billable bytes (the values' bytes) add up across channels, in windows and summary
+    sent_all = b"".join(b"".join(s.appender.sent) for s in sessions.values())
+    assert summary["billable_bytes"] == body_billable_bytes(sent_all) > 0
+    assert sum(w["billable_bytes"] for w in windows) == summary["billable_bytes"]
 
 
 def test_channels_follow_the_schedule_scaled_and_the_lines_add_their_targets():

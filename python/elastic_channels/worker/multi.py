@@ -33,6 +33,7 @@ SUMMED = (
     "channel_reopens", "sdk_retries", "errors", "unacked_rows", "gen_cpu_s", "loop_cpu_s",
     "sdk_append_cpu_s", "own_cpu_s", "append_own_cpu_s", "rows_generated", "target_bps",
     "warmup_rows_sent", "warmup_rows_acked", "warmup_bytes_sent", "warmup_bytes_acked",
+    "billable_bytes", "warmup_billable_bytes",
 )  # fmt: skip
 #: The per-stage totals of the summary that add up across channels.
 STAGE_SUMMED = ("target_bps", "rows", "bytes", "acked_rows", "acked_bytes")
