@@ -13,7 +13,8 @@
 # Options:
 #   --fresh        start from nothing cached: remove the Kubernetes binaries, the image
 #                  and its bases (buildah), the cluster's state (a cold Kubernetes build
-#                  is 15-40 min on 2 busy cores)
+#                  is 15-40 min on 2 busy cores; Go's own module and build caches stay:
+#                  `go clean -cache -modcache` first for a cold compile)
 #   --keep         leave the cluster and the emulator up at the end
 #   --workers N    pods [4]
 #   --mbps X       each pod's rate, MB/s [5]
