@@ -29,7 +29,7 @@ def run_cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Completed
 def test_two_workers_land_everything_and_report_it(tmp_path: Path) -> None:
     proc = run_cli(
         "run", "--workers", "2", "--target-bps", "5e6", "--duration-seconds", "4",
-        "--window-seconds", "1", "--run-id", "cli-e2e", "--json",
+        "--window-seconds", "1", "--run-id", "cli-e2e", "--price-per-credit", "3", "--json",
         cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -58,6 +58,16 @@ def test_two_workers_land_everything_and_report_it(tmp_path: Path) -> None:
     assert all(w["mb_per_s"] > 0 for w in result["windows"] if not w["partial"])
     assert sum(w["rows"] for w in result["windows"]) == totals["rows_sent"]
     assert "MB/s" in proc.stderr and "rows/s" in proc.stderr
+    # The values' bytes (what Snowflake bills) as the workers counted them at ack is what
+    # the emulator counted in the rows it landed; the summary prices them (issue #32).
+    check = result["billable_check"]
+    assert check["agree"] is True and check["workers"] == check["emulator"] > 0
+    assert check["workers"] == sum(s["billable_bytes"] for s in workers) < totals["bytes_acked"]
+    assert sum(w["billable_bytes"] for w in result["windows"]) == check["workers"]
+    assert result["price"] == {"credits_per_gb": 0.0037, "price_per_credit": 3.0}
+    assert "billable: " in proc.stderr and "(at 0.0037 credits/GB" in proc.stderr
+    assert "at $3 a credit" in proc.stderr
+    assert "disagree" not in proc.stderr
     # --json: stdout is the one JSON document; the tables and the landed line go to stderr.
     assert len(proc.stdout.strip().splitlines()) == 1
     assert "total" in proc.stderr and "0 lost" in proc.stderr
