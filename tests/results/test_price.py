@@ -89,3 +89,12 @@ def test_runs_and_compare_show_billable_gb_and_cost(
     rows = {x["figure"]: x["values"] for x in json.loads(capsys.readouterr().out)["figures"]}
     assert rows["billable_gb"] == [55.0, 55.0]
     assert rows["ingest_cost"][0] is None and rows["ingest_cost"][1] == pytest.approx(0.407)
+
+
+def test_run_refuses_a_bad_price_before_it_starts(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PRICE_PER_CREDIT", "abc")
+    assert main(["run", "--duration-seconds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "PRICE_PER_CREDIT must be" in err and "'abc'" in err
+    assert not (tmp_path / ".elastic-channels").exists()  # no emulator, no worker started

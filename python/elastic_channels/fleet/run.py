@@ -26,7 +26,7 @@ from typing import Any
 from ..landing_table import WorkloadArgError, landing_table
 from ..log import configure_logging
 from ..measures import MB
-from ..results.price import PRICE_SETTINGS
+from ..results.price import PRICE_SETTINGS, price_settings
 from ..results.store import safe_name
 from ..scenario import Scenario, run_seconds, scenario_hash, to_yaml, worker_flags
 from ..scenario.run_args import add_arguments, describe, run_scenario
@@ -165,6 +165,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         error = _problem(args, v)
         if error:
             return _fail(error)
+        price_settings(vars(args), os.environ)  # a bad price fails now, not after the run
         scenario, scenario_file = run_scenario(args, v, os.environ)
         scenario, plan = searched(scenario, args.find_max)  # the staircase, if searching
     except ValueError as e:  # ScenarioError: one line per problem, each naming its key

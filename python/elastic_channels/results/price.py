@@ -43,6 +43,8 @@ def _rate(text: str) -> float:
     return value
 
 
+_rate.__name__ = "non-negative number"  # argparse: "invalid non-negative number value: '-2'"
+
 PRICE_SETTINGS: tuple[Setting, ...] = (
     Setting("credits_per_gb", "--credits-per-gb", "Snowflake credits per uncompressed GB of "
             f"values ingested (high-performance architecture; the default is {CREDITS_SOURCE}, "
