@@ -88,7 +88,7 @@ def start_emulator(root: Path, args: argparse.Namespace, env: dict[str, str]) ->
     info = root / "info.json"
     life = (args.worker_seconds + 120) * 2 * args.repeats + 60  # it stops by itself
     serve = [PYTHON, "-m", "elastic_channels.emulator", "serve", "--data-dir", str(root / "data"),
-             "--info-file", str(info), "--sink", args.sink, "--append-buffer-ms", "100",
+             "--info-file", str(info), "--sink", args.sink,
              "--duration-seconds", str(life)]  # fmt: skip
     emu = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 60

@@ -86,7 +86,7 @@ def bench_one(args: argparse.Namespace, fmt: str, root: Path, n: int) -> dict[st
     info = root / f"{fmt}-{n}.json"
     env = {**os.environ, "SS_LOG_LEVEL": "warn"}
     serve = [sys.executable, "-m", "elastic_channels.emulator", "serve", "--data-dir", str(data),
-             "--info-file", str(info), "--append-buffer-ms", "100", "--table-format", fmt,
+             "--info-file", str(info), "--table-format", fmt,
              "--duration-seconds", str(args.duration_seconds + 900)]  # fmt: skip
     emu = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:

@@ -61,7 +61,6 @@ def start_emulator(data_dir: Path, light: bool) -> tuple[subprocess.Popen, Path]
         [
             sys.executable, "-m", "elastic_channels.emulator", "serve",
             "--data-dir", str(data_dir), "--info-file", str(info),
-            "--append-buffer-ms", "100",
             *(["--no-fsync", "--no-key-check"] if light else []),
         ],
         stdout=subprocess.DEVNULL,
