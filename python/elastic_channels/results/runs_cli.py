@@ -60,7 +60,8 @@ def listing(entry: store.Entry) -> dict[str, Any]:
     figures = doc.get("figures") or {}
     scenario = doc.get("scenario") or {}
     failed = [t.get("text") for t in doc.get("thresholds") or [] if not t.get("held")]
-    resolved = scenario.get("resolved") if isinstance(scenario.get("resolved"), dict) else {}
+    got = scenario.get("resolved")
+    resolved: dict[str, Any] = got if isinstance(got, dict) else {}
     return {
         "path": str(entry.path),
         "started_at_utc": doc.get("started_at_utc"),
