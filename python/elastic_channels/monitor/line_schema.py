@@ -95,12 +95,13 @@ _LATENCIES = (
 )  # fmt: skip
 _WINDOW_COUNTS = (
     "acked_rows", "acked_bytes", "acks", "in_flight_batches", "in_flight_bytes",
-    "resent_batches", "sdk_retries", "errors", "channels",
+    "resent_batches", "sdk_retries", "errors", "channels", "billable_bytes",
 )  # fmt: skip
 _SUMMARY_COUNTS = (
     "rows_sent", "rows_acked", "bytes_sent", "bytes_acked", "resent_batches", "resent_rows",
     "channel_reopens", "sdk_retries", "errors", "unacked_rows", "rows_generated", "channels",
     "warmup_rows_sent", "warmup_rows_acked", "warmup_bytes_sent", "warmup_bytes_acked",
+    "billable_bytes", "warmup_billable_bytes",
 )  # fmt: skip
 _SUMMARY_RATES = ("mb_per_s", "rows_per_s", "cpu_s_per_gb", "target_bps", "short_mb")
 _SUMMARY_CPU = ("cpu_s", "gen_cpu_s", "loop_cpu_s", "sdk_append_cpu_s")

@@ -24,6 +24,7 @@ COLUMN_KEYS: dict[str, str] = {
     "WORKERS_REPORTING": "workers",
     "ROWS_APPENDED": "rows",
     "BYTES_APPENDED": "bytes",
+    "BILLABLE_BYTES": "billable_bytes",
     "ROWS_ACKED": "acked_rows",
     "ACKS": "acks",
     "MB_PER_SEC": "mb_per_s",

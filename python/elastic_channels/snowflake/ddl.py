@@ -77,6 +77,8 @@ TABLE_FORMATS = ("native", "iceberg")
 #: weighted by count, quantiles the largest worker's, an upper bound; a summary row's the
 #: worker's whole run), SDK_THROTTLED the window's throttle counts added up (a summary
 #: row's: the windows the SDK throttled in); both NULL when the worker did not read them.
+#: BILLABLE_BYTES: the bytes of the values sent (what Snowflake bills; keys and JSON's
+#: structure are free: docs/RESULTS.md), a fleet row's the workers' added up.
 METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("RUN_ID", "VARCHAR"),
     ("WORKER_ID", "NUMBER(10,0)"),
@@ -123,6 +125,7 @@ METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("SCENARIO_HASH", "VARCHAR"),
     ("SDK", "VARIANT"),
     ("SDK_THROTTLED", "NUMBER(19,0)"),
+    ("BILLABLE_BYTES", "NUMBER(19,0)"),
     ("INSERTED_AT", "TIMESTAMP_TZ DEFAULT CURRENT_TIMESTAMP()"),
     ("UPDATED_AT", "TIMESTAMP_TZ"),
 )
