@@ -32,13 +32,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..results.price import price_settings
 from .nodes import DEFAULT_NODE, NODES, REFERENCE, NodeType, ceil_count, node_type, reference_at
+from .plan_cost import add_cost_arguments, billable_share, cost_text, hourly_cost
 from .plan_figures import (  # noqa: F401 (re-exported: plan's figures)
     DEFAULT_SOURCES,
     DROP_SINK_BOUND,
@@ -306,6 +309,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
         help="factor on the bytes in flight, for ack latency above the "
         "typical (default: %(default)s)",
     )
+    add_cost_arguments(p)
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     p.set_defaults(func=cmd_plan)
 
@@ -324,10 +328,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
             cpu_target=args.cpu_target, safety=args.safety, channels=args.channels,
             pod_mbps=args.pod_mbps,
         )  # fmt: skip
-    except ValueError as e:
+        price = price_settings(vars(args), os.environ)
+        if args.node_price_per_hour is not None and not args.node_price_per_hour >= 0:
+            raise ValueError(
+                f"--node-price-per-hour must be 0 or more, got {args.node_price_per_hour}"
+            )
+        plan["cost"] = hourly_cost(args.target_gbps, plan["nodes"], price,
+                                   args.node_price_per_hour, billable_share())  # fmt: skip
+    except ValueError as e:  # SettingError too
         print(f"elastic-channels plan: error: {e}", file=sys.stderr)
         return 2
-    print(json.dumps(plan) if args.json else render(plan))
+    if args.json:
+        print(json.dumps(plan))
+    else:
+        print(render(plan) + "\n" + cost_text(plan["cost"], plan["nodes"]))
     return 0
 
 

@@ -44,6 +44,8 @@ def _rate(text: str) -> float:
 
 
 _rate.__name__ = "non-negative number"  # argparse: "invalid non-negative number value: '-2'"
+#: The same check, for other commands' money flags (plan's --node-price-per-hour).
+non_negative = _rate
 
 PRICE_SETTINGS: tuple[Setting, ...] = (
     Setting("credits_per_gb", "--credits-per-gb", "Snowflake credits per uncompressed GB of "
