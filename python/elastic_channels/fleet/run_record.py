@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results.price import price_line, price_settings
+from ..results.sdk_figures import sdk_line
 from ..results.store import safe_name
 from ..scenario import Scenario, resolved, run_seconds, scenario_hash
 from ..scenario.run_args import constant_bps
@@ -103,6 +104,9 @@ def record_run(
         print(note, file=out)
     say_process(proc_figures, emu is not None)
     _say_billable(out, doc.get("figures") or {}, result)
+    said = sdk_line(doc.get("figures") or {})
+    if said:
+        print(said, file=out)
     # the default chart stays in DEFAULT_HOME whatever the run id holds (issue #23)
     chart = args.chart or DEFAULT_HOME / f"{safe_name(run_id)}.png"
     print(write_chart(chart, fleet, run_id, totals, result), file=sys.stderr)

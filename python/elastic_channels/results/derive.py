@@ -24,6 +24,7 @@ from typing import Any
 from ..measures import MB, run_throughput
 from ..monitor import histogram
 from .price import billable_figures
+from .sdk_figures import sdk_figures
 
 __all__ = ["figures_of", "run_windows", "stage_figures", "stage_windows"]
 
@@ -74,6 +75,7 @@ def figures_of(result: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str
     figures.update(billable_figures(summaries, result.get("price")))
     figures["target_mb_per_s"], sources["target_mb_per_s"] = _target(result, kept)
     figures["pct_of_target"] = _share(figures.get("mb_per_s"), figures["target_mb_per_s"])
+    figures.update(sdk_figures(summaries))
     return figures, sources
 
 
