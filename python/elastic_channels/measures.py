@@ -12,6 +12,10 @@ from typing import Any
 MB = 1_000_000
 #: Gigabyte, as CPU cost is reported (CPU-seconds per GB of NDJSON).
 GB = 1_000_000_000
+#: The range of a rate in MB/s, per worker or per channel (1 kB/s to 100 GB/s): what a
+#: scenario's rates and a channel's limit may be. Below it a limit is 0 in all but name;
+#: above it, a typo (1e300) overflows the pacing arithmetic.
+MIN_MBPS, MAX_MBPS = 0.001, 100_000
 
 
 def cpu_s_per_gb(cpu_s: float, nbytes: int) -> float | None:

@@ -131,7 +131,8 @@ def test_numbers_out_of_range_name_their_key(
     here: Path, capsys: pytest.CaptureFixture[str], body: str, said: str
 ) -> None:
     (here / "wild.yaml").write_text("name: wild\n" + body + "\n")
-    assert main(["run", "wild.yaml"]) == 2
+    # --print-scenario: were the file taken, nothing would start either
+    assert main(["run", "wild.yaml", "--print-scenario"]) == 2
     out, err = capsys.readouterr()
     errors = [x for x in err.splitlines() if x.startswith("elastic-channels run: error: ")]
     assert len(errors) == 1, err
@@ -141,6 +142,7 @@ def test_numbers_out_of_range_name_their_key(
 
 
 def test_a_flag_out_of_range_names_the_flag(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--target-bps", "1e306", "--duration-seconds", "10"]) == 2
+    argv = ["run", "--target-bps", "1e306", "--duration-seconds", "10", "--print-scenario"]
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--target-bps" in err and "out of range: give 0.001 to 100,000 MB/s" in err

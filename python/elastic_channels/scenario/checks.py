@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from ..measures import MAX_MBPS, MIN_MBPS
 from .errors import Path, close_match
 from .figures import FIGURES
 from .model import Scenario, Search, Stage
@@ -17,8 +18,8 @@ Found = list[tuple[Path, str]]
 
 #: Every number has a range a run can hold, so a slip (``mbps: 1e300``, ``seconds:
 #: 1e30``, ``workers: 1e9``) is refused naming its key instead of overflowing a worker.
-#: A rate in MB/s per worker, a channel's limit too: 1 kB/s to 100 GB/s.
-MIN_MBPS, MAX_MBPS = 0.001, 100_000
+#: A rate (MB/s per worker, a channel's limit too) is in ``measures.MIN_MBPS`` to
+#: ``MAX_MBPS``.
 #: The longest run: a stage, the stages together, a search step (30 days).
 MAX_RUN_SECONDS = 30 * 86_400
 #: The most workers (pods) one run starts.
