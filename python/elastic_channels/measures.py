@@ -16,6 +16,8 @@ GB = 1_000_000_000
 #: scenario's rates and a channel's limit may be. Below it a limit is 0 in all but name;
 #: above it, a typo (1e300) overflows the pacing arithmetic.
 MIN_MBPS, MAX_MBPS = 0.001, 100_000
+#: The longest run (a stage, the stages together, a worker's --duration-seconds): 30 days.
+MAX_RUN_SECONDS = 30 * 86_400
 
 
 def cpu_s_per_gb(cpu_s: float, nbytes: int) -> float | None:

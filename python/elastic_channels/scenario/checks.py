@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from ..measures import MAX_MBPS, MIN_MBPS
+from ..measures import MAX_MBPS, MAX_RUN_SECONDS, MIN_MBPS
 from .errors import Path, close_match
 from .figures import FIGURES
 from .model import Scenario, Search, Stage
@@ -19,9 +19,8 @@ Found = list[tuple[Path, str]]
 #: Every number has a range a run can hold, so a slip (``mbps: 1e300``, ``seconds:
 #: 1e30``, ``workers: 1e9``) is refused naming its key instead of overflowing a worker.
 #: A rate (MB/s per worker, a channel's limit too) is in ``measures.MIN_MBPS`` to
-#: ``MAX_MBPS``.
-#: The longest run: a stage, the stages together, a search step (30 days).
-MAX_RUN_SECONDS = 30 * 86_400
+#: ``MAX_MBPS``; a stage, the stages together and a search step last at most
+#: ``measures.MAX_RUN_SECONDS`` (30 days).
 #: The most workers (pods) one run starts.
 MAX_WORKERS = 10_000
 _RATE = (MIN_MBPS, MAX_MBPS, "MB/s")

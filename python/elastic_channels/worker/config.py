@@ -21,6 +21,7 @@ from typing import Any
 
 from ..account import AccountSettings, account_settings
 from ..landing_table import DEFAULT_WORKLOAD, WorkloadArgError, landing_table, pipe_named
+from ..measures import MAX_MBPS, MAX_RUN_SECONDS, MB
 from ..rows import check_generator_args
 from ..sdk.properties import DEFAULT_RETRY_BACKOFF_S
 from .schedule import Schedule, Stage, parse_stages
@@ -265,9 +266,18 @@ def _validate(cfg: WorkerConfig) -> None:
             f"--target-bps (TARGET_BPS) must be a finite number > 0, got {cfg.target_bps}",
         ),
         (
+            cfg.target_bps <= MAX_MBPS * MB,
+            f"--target-bps (TARGET_BPS) must be at most {MAX_MBPS * MB:g}, got {cfg.target_bps:g}",
+        ),
+        (
             math.isfinite(cfg.duration_s) and cfg.duration_s > 0,
             "--duration-seconds (DURATION_SECONDS) must be a finite number > 0, got "
             f"{cfg.duration_s}",
+        ),
+        (
+            cfg.duration_s <= MAX_RUN_SECONDS,
+            f"--duration-seconds (DURATION_SECONDS) must be at most {MAX_RUN_SECONDS} (30 "
+            f"days), got {cfg.duration_s:g}",
         ),
         (
             cfg.batch_bytes >= 1000,

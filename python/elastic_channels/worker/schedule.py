@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..measures import MAX_MBPS, MAX_RUN_SECONDS, MB
 from ..setting import SettingError
 
 __all__ = ["MAX_STAGES", "WARMUP", "Schedule", "Stage", "parse_stages", "stages_json"]
@@ -234,6 +235,10 @@ def _stage(item: Any, where: str) -> Stage:
         v = item[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise SettingError(f"{where}.{key} must be a finite number > 0, got {_show(v)}")
+        top = MAX_RUN_SECONDS if key == "seconds" else MAX_MBPS * MB
+        if v > top:
+            most = f"{top} (30 days)" if key == "seconds" else f"{top:g}"
+            raise SettingError(f"{where}.{key} must be at most {most}, got {_show(v)}")
         values[key] = float(v)
     return Stage(**values)
 
