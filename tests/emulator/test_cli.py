@@ -188,3 +188,17 @@ def test_offline_query_sees_rows_landed_before_stop(tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["rows_landed"] == n
     r = cli_in(tmp_path, "query", "SELECT 1")  # nothing there: says what to do
     assert r.returncode == 1 and "elastic-channels run" in r.stderr and "--data-dir" in r.stderr
+
+
+def test_a_channel_limit_outside_the_rates_a_scenario_takes_is_refused(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    for value in ("1e-300", "0", "1e300"):
+        r = subprocess.run(
+            [sys.executable, "-m", "elastic_channels.emulator", "serve", "--data-dir",
+             str(tmp_path / "d"), "--channel-limit-mbps", value],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert r.returncode == 2, r.stderr
+        assert "a rate must be a number of MB/s from 0.001 to 100000" in r.stderr

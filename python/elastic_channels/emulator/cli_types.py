@@ -85,8 +85,13 @@ def finite_fraction(text: str) -> float:
 
 
 def mbps(text: str) -> float:
-    """An argparse type for a rate in MB/s: a finite number more than 0."""
+    """An argparse type for a rate in MB/s: a finite number in the range every rate of
+    a scenario has (measures.MIN_MBPS to MAX_MBPS)."""
+    from ..measures import MAX_MBPS, MIN_MBPS
+
     value = _number(text, " of MB/s")
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: a rate must be a finite number > 0")
+    if not (math.isfinite(value) and MIN_MBPS <= value <= MAX_MBPS):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a rate must be a number of MB/s from {MIN_MBPS:g} to {MAX_MBPS:g}"
+        )
     return value
