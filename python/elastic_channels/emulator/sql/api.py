@@ -109,6 +109,10 @@ def answer_statement(
         return Answer.error(e)
 
 
+#: The longest one-row statement remembered (64 of them at most: a few MB held).
+_REMEMBERED_CHARS = 64 << 10
+
+
 @functools.lru_cache(maxsize=64)
 def _translate_once(statement: str, own: OwnRelations) -> tuple[str | None, bool, int]:
     """:func:`translate`, remembered: a client writing rows in batches sends the same
@@ -124,7 +128,8 @@ def _translated(statement: str, own: OwnRelations) -> tuple[str | None, str | No
     cut = collapse(statement)
     if cut is not None:
         try:
-            one, _, n_one = _translate_once(cut.statement, own)
+            remembered = len(cut.statement) <= _REMEMBERED_CHARS
+            one, _, n_one = (_translate_once if remembered else translate)(cut.statement, own)
         except SqlApiError:
             one = None
         expanded = expand(one, n_one, cut) if one is not None else None
