@@ -69,6 +69,14 @@
 #   --stage-endpoint URL    the S3 endpoint of the pipe's stage, for file mode's uploads
 #                           (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3); an account's pods
 #                           need none (the emulator's stage: scripts/k8s_e2e.sh)
+#   --start-barrier         every pod starts sending at one instant, however long each
+#                           took to be scheduled and start (as k6-operator's paused
+#                           runners): each pod opens its channel, turns Ready, and
+#                           waits for the run's start in the ConfigMap JOB-start, which
+#                           this script writes once all --workers pods are Ready (or
+#                           after --start-delay-seconds, naming those that are not), on
+#                           a window boundary a few seconds ahead; the pods get a
+#                           ServiceAccount that may read only that ConfigMap
 #   --wait                  after applying, wait for the Job to finish: exit 0 when it
 #                           completes, 1 with one line when it fails (a failed index
 #                           fails it) or a pod cannot start for START_GRACE_SECONDS
@@ -108,6 +116,7 @@ CPU=1
 HOST_NETWORK=0
 TRUST_CA=""
 STAGE_ENDPOINT=""
+BARRIER=0
 
 while [ $# -gt 0 ]; do
     opt=$1
@@ -115,6 +124,7 @@ while [ $# -gt 0 ]; do
         --dry-run) DRY_RUN=1 ;;
         --wait) WAIT=1 ;;
         --host-network) HOST_NETWORK=1 ;;
+        --start-barrier) BARRIER=1 ;;
         --target-bps | --duration-seconds | --workers | --pipe | --secret-key | \
             --sdk-properties | --arch | --log-level | --channels | --max-inflight-bytes | \
             --memory-mib | --scenario | --start-delay-seconds | --cpu | --trust-ca | \
@@ -290,6 +300,26 @@ if [ -n "$TRUST_CA$STAGE_ENDPOINT" ]; then
   AWS_ENDPOINT_URL_S3: \"$STAGE_ENDPOINT\""
     fi
 fi
+# --start-barrier: the pods' ServiceAccount and readiness probe, and the worker's flags
+# (lines of the pod spec, 6 spaces in, and of the container, 10); comments when off.
+# shellcheck disable=SC2034
+BARRIER_POD_LINES="      # no --start-barrier: each pod starts on its own (or at --start-at)"
+# shellcheck disable=SC2034
+BARRIER_PROBE_LINES="          # no --start-barrier: no readiness probe"
+MANIFESTS=("$TEMPLATES/configmap.yaml" "$TEMPLATES/job.yaml")
+if [ "$BARRIER" = 1 ]; then
+    # shellcheck disable=SC2034
+    BARRIER_POD_LINES="      serviceAccountName: $JOB_NAME-start"
+    # shellcheck disable=SC2034
+    BARRIER_PROBE_LINES="          # Ready once its channel is open: the run starts when every pod is.
+          readinessProbe:
+            exec:
+              command: [\"test\", \"-f\", \"/tmp/ready\"]
+            periodSeconds: 1"
+    add_arg --ready-file /tmp/ready
+    add_arg --start-configmap "$NAMESPACE/$JOB_NAME-start"
+    MANIFESTS=("$TEMPLATES/start.yaml" "${MANIFESTS[@]}")
+fi
 # A workload file: the ConfigMap's key mounted read-only where the pods' --workload reads
 # it.
 workload_mount "$JOB_NAME"
@@ -298,8 +328,7 @@ NAMES=(RUN_ID JOB_NAME NAMESPACE WORKERS TARGET_BPS DURATION_SECONDS IMAGE ARCH
     SNOWFLAKE_HOST_LINE SNOWFLAKE_USER SNOWFLAKE_ROLE_LINE SNOWFLAKE_DATABASE SNOWFLAKE_SCHEMA
     SNOWFLAKE_PIPE SDK_PROPERTIES_INDENTED WORKER_TUNING_ARGS MEMORY_MIB SCENARIO_DATA_LINE
     WORKLOAD_DATA_LINE WORKLOAD_MOUNT_LINES WORKLOAD_VOLUME_LINES CPU HOST_NETWORK_LINES
-    ENDPOINT_LINES)
-MANIFESTS=("$TEMPLATES/configmap.yaml" "$TEMPLATES/job.yaml")
+    ENDPOINT_LINES BARRIER_POD_LINES BARRIER_PROBE_LINES)
 print_manifests_if_dry_run
 
 need_secret "(that is: kubectl create secret generic $SECRET_NAME --namespace $NAMESPACE --from-file=$SECRET_KEY=./rsa_key.p8)"
@@ -351,6 +380,36 @@ wait_for_job() {
     done
     die "job/$JOB_NAME neither completed nor failed within its deadline and a minute"
 }
+# --start-barrier: once every pod is Ready (its channel open), or at the start delay,
+# the run's start goes into the ConfigMap the pods watch: a window boundary a few
+# seconds ahead, so the fleet's first window counts every pod.
+release_start() {
+    local ready=0 deadline=$((SECONDS + START_DELAY_SECONDS)) window=5 now start said=-1
+    [ -z "$SCENARIO" ] || window=$SCENARIO_WINDOW_SECONDS # the scenario's (k8s_scenario)
+    [[ $window =~ ^[1-9][0-9]*$ ]] || window=1 # a window under a second: a whole second
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        ready=$(kubectl get pods --namespace "$NAMESPACE" -l "batch.kubernetes.io/job-name=$JOB_NAME" -o \
+            jsonpath='{range .items[*]}{range .status.conditions[?(@.type=="Ready")]}{.status}{"\n"}{end}{end}' |
+            grep -c '^True$' || true)
+        [ "$ready" -ge "$WORKERS" ] && break
+        if [ "$ready" != "$said" ]; then
+            echo "run_job: $ready of $WORKERS pods ready (channel open); the start waits for all" >&2
+            said=$ready
+        fi
+        sleep 1
+    done
+    [ "$ready" -ge "$WORKERS" ] ||
+        echo "run_job: only $ready of $WORKERS pods ready after ${START_DELAY_SECONDS}s: starting without the rest (they join the schedule where it stands)" >&2
+    now=$(date +%s)
+    start=$(((now + 3 + window - 1) / window * window))
+    kubectl patch configmap "$JOB_NAME-start" --namespace "$NAMESPACE" --type merge \
+        -p "{\"data\":{\"start_at\":\"$start\"}}" >/dev/null ||
+        die "cannot write the start into configmap/$JOB_NAME-start"
+    echo "run_job: $ready of $WORKERS pods ready; the run starts at $start (in $((start - now)) s)" >&2
+}
+if [ "$BARRIER" = 1 ]; then
+    release_start
+fi
 if [ "$WAIT" = 1 ]; then
     wait_for_job
 fi

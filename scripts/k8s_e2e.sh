@@ -189,7 +189,8 @@ ENV_FILE="$W/empty.env" SNOWFLAKE_ACCOUNT="$(info "properties['account']")" \
     SNOWFLAKE_PORT="$(info "properties['port']")" \
     "$REPO/deploy/run_job.sh" "$RUN_ID" --scenario "$W/scenario.yaml" --image "$TAG" \
     --namespace "$NS" --arch amd64 --cpu "$((1800 / WORKERS))m" --memory-mib 768 \
-    --host-network --trust-ca ca.pem --stage-endpoint "$STAGE" --start-delay-seconds 30 \
+    --host-network --trust-ca ca.pem --stage-endpoint "$STAGE" --start-delay-seconds 120 \
+    --start-barrier \
     >"$W/run_job.log" 2>&1 || { cat "$W/run_job.log" >&2; die "deploy/run_job.sh"; }
 JOB=$(sed -n 's|.*job/\([^ ]*\) .*|\1|p' "$W/run_job.log" | head -1)
 [ -n "$JOB" ] || { cat "$W/run_job.log" >&2; die "run_job.sh named no Job"; }

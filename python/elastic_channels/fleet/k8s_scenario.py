@@ -78,6 +78,7 @@ def render(
         "SCENARIO_TARGET_BPS": str(max(1, round(stages_bps(s)[0]["from_bps"]))),
         "SCENARIO_DURATION_SECONDS": str(max(1, math.ceil(run_seconds(s)))),
         "SCENARIO_START_AT": f"{start_at:.3f}",
+        "SCENARIO_WINDOW_SECONDS": f"{window:g}",
         "SCENARIO_ARGS": arg_lines(args),
         "SCENARIO_DATA_LINE": f"  scenario.yaml: {yaml_scalar(to_yaml(s))}",
         **workload,
