@@ -1,5 +1,6 @@
 """The Run page says the run's one outcome, read from the result file ``run`` recorded
-beside the emulator's data dir (issue #29: an interrupted run looked clean there)."""
+beside the emulator's data dir (issue #29: an interrupted run looked clean there), and
+what the run's values would be billed (issue #32)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,22 @@ def test_the_run_page_shows_an_interrupted_run_as_such(
     said = [e.value for e in at.error]
     assert any(s.startswith("Outcome: INTERRUPTED (exit 105): stopped by SIGINT") for s in said)
     assert not any("Outcome: PASSED" in s.value for s in at.success)
+
+
+def test_the_run_page_shows_the_billed_gb_of_values(
+    monkeypatch: pytest.MonkeyPatch, landed_copy: LandedRun
+) -> None:
+    from dashboard_support import fleet_windows, write_metrics
+
+    rows = fleet_windows(landed_copy.run_id, time.time() - 30, n_windows=5)
+    for r in rows:  # a third of each worker window's bytes are values
+        if not r["IS_FLEET"]:
+            r["BILLABLE_BYTES"] = int(r["BYTES_APPENDED"]) // 3
+    write_metrics(landed_copy.data_dir, landed_copy.run_id, rows)
+    monkeypatch.setenv("ELASTIC_DASHBOARD_DATA_DIR", str(landed_copy.data_dir))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    want = sum(r["BILLABLE_BYTES"] for r in rows if not r["IS_FLEET"]) / 1e9
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["GB of values (billed)"] == f"{want:,.3f}"
+    assert shown["Ingest credits"] == f"{want * 0.0037:,.6g}"

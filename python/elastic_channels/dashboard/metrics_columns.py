@@ -32,6 +32,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "end": ("WINDOW_END",),
     "rows": ("ROWS_APPENDED", "ROWS_SENT", "ROWS"),
     "bytes": ("BYTES_APPENDED", "BYTES_SENT", "BYTES"),
+    "billable": ("BILLABLE_BYTES",),
     "acked_rows": ("ROWS_ACKED",),
     "window_seconds": ("WINDOW_SECONDS",),
     "partial": ("PARTIAL",),
@@ -87,7 +88,7 @@ LAST_WINDOW_FIGURES = (
 #: (concept, column of the totals query) summed over the run.
 TOTALS = (
     ("rows", "ROWS"), ("bytes", "BYTES"), ("resends", "RESENDS"), ("retries", "SDK_RETRIES"),
-    ("errors", "ERRORS"),
+    ("errors", "ERRORS"), ("billable", "BILLABLE"),
 )  # fmt: skip
 #: (column of the totals query, label in the per-worker table) of the run's counts.
 RUN_COUNTS = (("RESENDS", "resends"), ("SDK_RETRIES", "SDK retries"), ("ERRORS", "errors"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from ..results.price import CREDITS_PER_GB, CREDITS_SOURCE
 from . import charts
 from . import metrics_sql as m
 from .ack_time_view import show_ack_time
@@ -70,6 +71,15 @@ def _totals(src: DataSource, run_id: str, cols: m.MetricsColumns) -> pd.Series:
         shown[3].metric(
             "MB/s", f"{float(t['MB_PER_S']):,.1f}", help=f"The run's rate: {RATE_HELP}."
         )
+    if pd.notna(t.get("BILLABLE")):  # what Snowflake bills: the values' bytes
+        gb = float(t["BILLABLE"]) / 1e9
+        shown = st.columns(METRIC_COLUMNS)
+        shown[0].metric(
+            "GB of values (billed)", f"{gb:,.3f}",
+            help="Snowflake bills the bytes of the values, not the JSON keys "
+            f"(docs/RESULTS.md): at {CREDITS_PER_GB} credits per GB ({CREDITS_SOURCE}).",
+        )  # fmt: skip
+        shown[1].metric("Ingest credits", f"{gb * CREDITS_PER_GB:,.6g}")
     counts = [(k, label) for k, label in _COUNTS if k in t]
     for col, (key, label) in zip(st.columns(METRIC_COLUMNS), counts, strict=False):
         col.metric(label, f"{int(t[key] or 0):,}")
