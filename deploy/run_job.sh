@@ -77,6 +77,10 @@
 #                           after --start-delay-seconds, naming those that are not), on
 #                           a window boundary a few seconds ahead; the pods get a
 #                           ServiceAccount that may read only that ConfigMap
+#   --api-endpoint HOST:PORT  with --start-barrier, where the pods reach the API server
+#                           (KUBERNETES_SERVICE_HOST/PORT): for a test cluster without
+#                           kube-proxy whose pods are on the node's network (the local
+#                           cluster: 127.0.0.1:6443); an EKS cluster's pods need none
 #   --wait                  after applying, wait for the Job to finish: exit 0 when it
 #                           completes, 1 with one line when it fails (a failed index
 #                           fails it) or a pod cannot start for START_GRACE_SECONDS
@@ -117,6 +121,7 @@ HOST_NETWORK=0
 TRUST_CA=""
 STAGE_ENDPOINT=""
 BARRIER=0
+API_ENDPOINT=""
 
 while [ $# -gt 0 ]; do
     opt=$1
@@ -128,7 +133,7 @@ while [ $# -gt 0 ]; do
         --target-bps | --duration-seconds | --workers | --pipe | --secret-key | \
             --sdk-properties | --arch | --log-level | --channels | --max-inflight-bytes | \
             --memory-mib | --scenario | --start-delay-seconds | --cpu | --trust-ca | \
-            --stage-endpoint)
+            --stage-endpoint | --api-endpoint)
             take_value "$@"
             val=$2
             shift
@@ -149,6 +154,7 @@ while [ $# -gt 0 ]; do
                 --cpu) CPU=$val ;;
                 --trust-ca) TRUST_CA=$val ;;
                 --stage-endpoint) STAGE_ENDPOINT=$val ;;
+                --api-endpoint) API_ENDPOINT=$val ;;
             esac
             ;;
         *)
@@ -238,6 +244,11 @@ fi
 url_re='^https?://[][A-Za-z0-9._:-]+(/[A-Za-z0-9._~/-]*)?$'
 [ -z "$STAGE_ENDPOINT" ] || [[ $STAGE_ENDPOINT =~ $url_re ]] ||
     die "--stage-endpoint must be a URL like https://127.0.0.1:9000, got '$STAGE_ENDPOINT'"
+if [ -n "$API_ENDPOINT" ]; then
+    [ "$BARRIER" = 1 ] || die "--api-endpoint is where the pods reach the API server for --start-barrier: give both, or neither"
+    [[ $API_ENDPOINT =~ ^[A-Za-z0-9.-]+:[0-9]{1,5}$ ]] ||
+        die "--api-endpoint must be HOST:PORT like 127.0.0.1:6443, got '$API_ENDPOINT'"
+fi
 case "$ARCH" in arm64 | amd64) ;; *) die "--arch must be arm64 or amd64, got '$ARCH'" ;; esac
 case "$SS_LOG_LEVEL" in
     trace | debug | info | warn | error | off) ;;
@@ -319,6 +330,11 @@ if [ "$BARRIER" = 1 ]; then
     add_arg --ready-file /tmp/ready
     add_arg --start-configmap "$NAMESPACE/$JOB_NAME-start"
     MANIFESTS=("$TEMPLATES/start.yaml" "${MANIFESTS[@]}")
+fi
+if [ -n "$API_ENDPOINT" ]; then # ahead of the Service's variables, which the kubelet adds after
+    [[ $ENDPOINT_LINES == "  #"* ]] && ENDPOINT_LINES="" || ENDPOINT_LINES+=$'\n'
+    ENDPOINT_LINES+="  KUBERNETES_SERVICE_HOST: \"${API_ENDPOINT%:*}\"
+  KUBERNETES_SERVICE_PORT: \"${API_ENDPOINT##*:}\""
 fi
 # A workload file: the ConfigMap's key mounted read-only where the pods' --workload reads
 # it.

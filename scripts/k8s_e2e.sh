@@ -190,7 +190,7 @@ ENV_FILE="$W/empty.env" SNOWFLAKE_ACCOUNT="$(info "properties['account']")" \
     "$REPO/deploy/run_job.sh" "$RUN_ID" --scenario "$W/scenario.yaml" --image "$TAG" \
     --namespace "$NS" --arch amd64 --cpu "$((1800 / WORKERS))m" --memory-mib 768 \
     --host-network --trust-ca ca.pem --stage-endpoint "$STAGE" --start-delay-seconds 120 \
-    --start-barrier \
+    --start-barrier --api-endpoint 127.0.0.1:6443 \
     >"$W/run_job.log" 2>&1 || { cat "$W/run_job.log" >&2; die "deploy/run_job.sh"; }
 JOB=$(sed -n 's|.*job/\([^ ]*\) .*|\1|p' "$W/run_job.log" | head -1)
 [ -n "$JOB" ] || { cat "$W/run_job.log" >&2; die "run_job.sh named no Job"; }

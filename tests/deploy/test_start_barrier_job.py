@@ -81,3 +81,15 @@ exit 0
     start = int(patch[0].split('"start_at":"')[1].split('"')[0])
     assert start % 5 == 0 and start >= began + 3  # a window boundary, a few seconds ahead
     assert "3 of 3 pods ready; the run starts at" in proc.stderr
+
+
+def test_an_api_endpoint_goes_to_the_pods_environment_with_the_barrier_only() -> None:
+    proc = run_job(*BASE, *REQUIRED, "--start-barrier", "--api-endpoint", "127.0.0.1:6443",
+                   "--dry-run")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = next(d for d in _docs(proc.stdout) if d["metadata"]["name"] == "elastic-rb-1")["data"]
+    assert (data["KUBERNETES_SERVICE_HOST"], data["KUBERNETES_SERVICE_PORT"]) == (
+        "127.0.0.1", "6443",
+    )  # fmt: skip
+    proc = run_job(*BASE, *REQUIRED, "--api-endpoint", "127.0.0.1:6443", "--dry-run")
+    assert proc.returncode == 2 and "--api-endpoint is where the pods reach" in proc.stderr

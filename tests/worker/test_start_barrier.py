@@ -65,3 +65,15 @@ def test_ready_is_a_file(tmp_path: Path) -> None:
     path = tmp_path / "run" / "ready"
     signal_ready(path)
     assert float(path.read_text()) > 0
+
+
+def test_an_api_server_out_of_reach_is_tried_again_then_one_line() -> None:
+    class Unreachable(Api):
+        def read_namespaced_config_map(self, name: str, namespace: str) -> SimpleNamespace:
+            self.reads += 1
+            raise OSError("certificate verify failed")
+
+    api = Unreachable()
+    with pytest.raises(BarrierError, match="OSError: certificate verify failed"):
+        wait_start(api, "ns", "cm", lambda: False, timeout_s=2.5)
+    assert api.reads >= 2  # tried again before giving up

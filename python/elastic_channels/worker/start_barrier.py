@@ -76,6 +76,7 @@ def wait_start(
     from kubernetes.client.exceptions import ApiException
 
     deadline = time.monotonic() + timeout_s
+    last = said = ""
     while not stopping():
         left = deadline - time.monotonic()
         if left <= 0:
@@ -100,8 +101,15 @@ def wait_start(
             if e.status in (401, 403, 404):
                 raise BarrierError(f"start ConfigMap {namespace}/{name}: HTTP {e.status} "
                                    f"{e.reason}") from None  # fmt: skip
-            log.warning("start ConfigMap %s/%s: %s; watching again", namespace, name, e)
-            time.sleep(min(1.0, max(left, 0)))
+            last = f"HTTP {e.status} {e.reason}"
+        except Exception as e:  # the API server unreachable, TLS refused: tried again
+            last = f"{type(e).__name__}: {e}"
+        if last != said:
+            log.warning("start ConfigMap %s/%s: %s; trying again", namespace, name, last)
+            said = last
+        if deadline - time.monotonic() <= 1:
+            raise BarrierError(f"start ConfigMap {namespace}/{name}: {last}")
+        time.sleep(1.0)
     return None
 
 
