@@ -1,7 +1,8 @@
 """The figures of a run a threshold (or a search bound) can name: the one list.
 
 A scenario's ``thresholds`` block names these; ``run`` checks each against the run's
-figures and ends ``thresholds_failed`` (exit 99) naming every one that does not hold. Throughput is the run's, by
+figures and ends ``thresholds_failed`` (exit 99) naming every one that does not hold.
+Throughput is the run's, by
 :func:`elastic_channels.measures.run_throughput` (acked bytes and rows over the sending
 window, fleet-wide, warmup excluded); latencies are percentiles of the merged
 histograms; ``peak_rss_mib`` is the worst worker's.
