@@ -39,7 +39,7 @@ __all__ = [
 
 
 class OnlineSearch:
-    """The search around a run that pushes its fleet windows (``fleet/local.watch``
+    """The search around a run that pushes its fleet windows (``fleet/watch.watch``
     emits one when every live worker has reported it): ``on_window`` each, in time order;
     ``stop()`` is called once, at the first break (the runner SIGTERMs its workers: they
     drain); ``report`` at the end."""

@@ -1,4 +1,4 @@
-"""Run N workers as local processes and follow their JSON lines."""
+"""Run N workers as local processes; their lines are followed by :mod:`.watch`."""
 
 from __future__ import annotations
 
@@ -142,6 +142,3 @@ def start_workers(
         log = None if log_dir is None else log_dir / f"worker-{w}.log"
         procs.append(WorkerProc(w, proc, started_at=started, log_path=log))
     return procs
-
-
-from .watch import watch  # noqa: E402, F401 (the loop that follows them, its own file)

@@ -47,7 +47,7 @@ from .run_search import add_argument as add_search_argument
 from .run_target import TargetError, default_data_dir, open_target
 from .run_target import account_problem as _account_problem  # noqa: F401 (tests)
 from .verify import verify_landed
-from .watch import Schedule
+from .watch import Schedule, watch
 
 #: The worker settings ``run`` takes: a scenario's keys (scenario/run_args.py adds their
 #: flags), and the account's and the run id, which it hands on to every worker.
@@ -253,7 +253,7 @@ def _run_on(
         if search is not None:
             search.bind(workers)
         deadline = time.monotonic() + start_allowance(s.workers) + run_seconds(s) + 300
-        fleet = local.watch(
+        fleet = watch(
             workers,
             sys.stderr,
             deadline,

@@ -55,7 +55,7 @@ def searched(s: Scenario, find_max: bool) -> tuple[Scenario, SearchPlan | None]:
 
 
 class SearchRun:
-    """The search around one run: ``on_window`` for ``local.watch``, ``bind`` the
+    """The search around one run: ``on_window`` for ``watch.watch``, ``bind`` the
     workers once started (the search SIGTERMs the live ones at a break: they drain and
     report), ``finish`` for the report."""
 
